@@ -1,0 +1,108 @@
+/**
+ * The service's configuration: the one place that reads the environment.
+ *
+ * `loadConfig()` reads and checks every variable once at start-up and throws a
+ * `ConfigError` naming the variable, so a bad deployment fails before it
+ * listens instead of on its first request.
+ */
+
+export interface JwtConfig {
+  /** HS256 shared secret. */
+  secret?: string;
+  /** PEM public key (RS256/ES256). */
+  publicKeyPem?: string;
+  /** JWKS endpoint (RS256/ES256). */
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  /** Connections in the MySQL pool. */
+  dbPoolSize: number;
+  /** How long to wait for a new database connection before answering `unavailable`. */
+  dbConnectTimeoutMs: number;
+  jwt: JwtConfig;
+  production: boolean;
+  logLevel: string;
+  tls?: { certFile: string; keyFile: string };
+  /** How long in-flight requests get to finish after SIGTERM. */
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export const DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/practice";
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the configuration from `env` (by default `process.env`). */
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === "production";
+  const jwt: JwtConfig = {
+    secret: optional(env, "JWT_SECRET"),
+    publicKeyPem: optional(env, "JWT_PUBLIC_KEY"),
+    jwksUrl: optional(env, "JWT_JWKS_URL"),
+    issuer: optional(env, "JWT_ISSUER"),
+    audience: optional(env, "JWT_AUDIENCE"),
+  };
+  const keys = [jwt.secret, jwt.publicKeyPem, jwt.jwksUrl].filter((k) => k !== undefined);
+  if (keys.length > 1) {
+    throw new ConfigError("set only one of JWT_SECRET, JWT_PUBLIC_KEY and JWT_JWKS_URL");
+  }
+  if (keys.length === 0 && production) {
+    throw new ConfigError(
+      "no JWT key: set JWT_SECRET (HS256), JWT_PUBLIC_KEY (PEM) or JWT_JWKS_URL in production",
+    );
+  }
+  if (jwt.secret !== undefined && jwt.secret.length < 32) {
+    throw new ConfigError("JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)");
+  }
+  if (jwt.jwksUrl !== undefined && !URL.canParse(jwt.jwksUrl)) {
+    throw new ConfigError(`JWT_JWKS_URL is not a URL: ${jwt.jwksUrl}`);
+  }
+
+  const databaseUrl = optional(env, "DATABASE_URL") ?? DEFAULT_DATABASE_URL;
+  if (!/^mysql:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must look like mysql://user:pass@host:port/database");
+  }
+
+  const certFile = optional(env, "TLS_CERT_FILE");
+  const keyFile = optional(env, "TLS_KEY_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw new ConfigError("set both TLS_CERT_FILE and TLS_KEY_FILE, or neither");
+  }
+
+  return {
+    host: optional(env, "HOST") ?? "0.0.0.0",
+    port: integer(env, "PORT", 8080, 0, 65535),
+    databaseUrl,
+    dbPoolSize: integer(env, "DB_POOL_SIZE", 10, 1, 1000),
+    dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
+    jwt,
+    production,
+    logLevel: optional(env, "LOG_LEVEL") ?? "info",
+    tls: certFile && keyFile ? { certFile, keyFile } : undefined,
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+  };
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}

@@ -1,0 +1,77 @@
+import { Kysely, MysqlDialect } from "kysely";
+import { createConnection, createPool, type Pool } from "mysql2";
+import type { Database } from "./database.js";
+
+export interface DatabaseOptions {
+  url: string;
+  poolSize: number;
+  connectTimeoutMs: number;
+}
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  /** The mysql2 pool under Kysely, for pool metrics. */
+  pool: Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a pool on `options.url`. Times are read and written in UTC
+ * (`timezone: "Z"`), BIGINTs as strings, so nothing depends on the server's
+ * or the process's time zone and no id loses precision.
+ */
+export function openDatabase(options: DatabaseOptions): DatabaseHandle {
+  const pool = createPool({
+    uri: options.url,
+    connectionLimit: options.poolSize,
+    connectTimeout: options.connectTimeoutMs,
+    timezone: "Z",
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+    // Many requests can wait for one of few connections; fail fast rather than
+    // queue without bound when the database is slow.
+    queueLimit: options.poolSize * 100,
+  });
+  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  return { db, pool, close: () => db.destroy() };
+}
+
+/** The database name in a mysql:// URL. */
+export function databaseName(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.slice(1));
+  if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) {
+    throw new Error(`database name "${name}" must be 1-64 letters, digits or underscores`);
+  }
+  return name;
+}
+
+/** Creates the URL's database if it is missing (needs the CREATE privilege). */
+export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 5000): Promise<void> {
+  const name = databaseName(url);
+  const server = new URL(url);
+  server.pathname = "/";
+  const connection = createConnection({ uri: server.toString(), connectTimeout: connectTimeoutMs });
+  try {
+    await connection
+      .promise()
+      .query(
+        `CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+      );
+  } finally {
+    connection.destroy();
+  }
+}
+
+/** Drops the URL's database: for tests. */
+export async function dropDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  const server = new URL(url);
+  server.pathname = "/";
+  const connection = createConnection({ uri: server.toString() });
+  try {
+    await connection.promise().query(`DROP DATABASE IF EXISTS \`${name}\``);
+  } finally {
+    connection.destroy();
+  }
+}

@@ -1,0 +1,90 @@
+import type {
+  ColumnType,
+  Generated,
+  GeneratedAlways,
+  Insertable,
+  Kysely,
+  Selectable,
+} from "kysely";
+
+/**
+ * The tables of the service's database, as Kysely sees them.
+ *
+ * Ids of content rows are BIGINT UNSIGNED, read as strings (mysql2's
+ * `bigNumberStrings`) so they never lose precision. Times are DATETIME(3) in UTC.
+ */
+export interface Database {
+  study_guides: StudyGuideTable;
+  quizzes: QuizTable;
+  questions: QuestionTable;
+  practice_sessions: PracticeSessionTable;
+  practice_session_questions: PracticeSessionQuestionTable;
+  practice_session_answers: PracticeSessionAnswerTable;
+}
+
+/** A database handle or an open transaction: repositories take either. */
+export type Db = Kysely<Database>;
+
+type Id = ColumnType<string, string | undefined, never>;
+type CreatedAt = ColumnType<Date, Date | undefined, never>;
+
+export interface StudyGuideTable {
+  id: Id;
+  title: string;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+export interface QuizTable {
+  id: Id;
+  study_guide_id: string;
+  title: string;
+  /** The user who wrote the quiz; it gives no access to anybody's sessions. */
+  created_by: string | null;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+export interface QuestionTable {
+  id: Id;
+  quiz_id: string;
+  position: number;
+  prompt: string;
+  correct_answer: string;
+  created_at: CreatedAt;
+}
+
+export interface PracticeSessionTable {
+  /** UUIDv7 made by the service. */
+  id: string;
+  user_id: string;
+  quiz_id: string;
+  started_at: Date;
+  completed_at: Date | null;
+  total_questions: number;
+  correct_answers: Generated<number>;
+  /** 1 while in progress, else NULL: the unique key (user_id, quiz_id, active) allows one. */
+  active: GeneratedAlways<1 | null>;
+}
+
+export interface PracticeSessionQuestionTable {
+  session_id: string;
+  /** 1-based order of the question in the quiz at session start. */
+  position: number;
+  /** NULL once the question is hard-deleted. */
+  question_id: string | null;
+}
+
+export interface PracticeSessionAnswerTable {
+  id: Generated<string>;
+  session_id: string;
+  question_id: string | null;
+  user_answer: string | null;
+  /** TINYINT(1): mysql2 reads 0/1. */
+  is_correct: ColumnType<number | null, boolean | null, boolean | null>;
+  answered_at: Date;
+}
+
+export type PracticeSessionRow = Selectable<PracticeSessionTable>;
+export type NewPracticeSession = Insertable<PracticeSessionTable>;
+export type AnswerRow = Selectable<PracticeSessionAnswerTable>;

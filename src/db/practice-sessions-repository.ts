@@ -1,0 +1,181 @@
+import { type SelectQueryBuilder, sql } from "kysely";
+import type { Cursor } from "../domain/cursor.js";
+import type { SessionStatus } from "../domain/session.js";
+import type { Database, Db, NewPracticeSession } from "./database.js";
+
+/**
+ * SQL of the practice sessions. Each function is one statement (one round
+ * trip), takes the pool or a transaction, and returns rows; the layer above
+ * opens transactions and maps rows to API types.
+ */
+
+/** The unique key that allows one in-progress session per user and quiz. */
+export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
+
+/** Sub-query that yields one row iff the quiz is live on a live study guide. */
+function liveQuiz(db: Db, quizId: string) {
+  return db
+    .selectFrom("quizzes as q")
+    .innerJoin("study_guides as g", "g.id", "q.study_guide_id")
+    .select(sql<number>`1`.as("live"))
+    .where("q.id", "=", quizId)
+    .where("q.deleted_at", "is", null)
+    .where("g.deleted_at", "is", null);
+}
+
+const summaryColumns = [
+  "id",
+  "quiz_id",
+  "started_at",
+  "completed_at",
+  "total_questions",
+  "correct_answers",
+] as const;
+
+export interface SessionPageQuery {
+  userId: string;
+  quizId: string;
+  status: SessionStatus | undefined;
+  /** Rows to read: the page size plus one, to learn whether more exist. */
+  take: number;
+  after: Cursor | undefined;
+}
+
+/**
+ * One page of a user's sessions on a quiz, newest first, in one statement
+ * that also checks the quiz: no row at all means the quiz is not live; one
+ * row with a null `id` means a live quiz and an empty page.
+ *
+ * The keyset condition is written `started_at <= t AND (started_at < t OR id < i)`
+ * rather than `(started_at, id) < (t, i)`: MariaDB reads the whole history
+ * for the row-value form, and a range of the index sessions_by_start for this one.
+ */
+export async function findSessionPage(db: Db, q: SessionPageQuery) {
+  let page = db
+    .selectFrom("practice_sessions")
+    .select(summaryColumns)
+    .where("user_id", "=", q.userId)
+    .where("quiz_id", "=", q.quizId);
+  if (q.status === "active") page = page.where("active", "=", 1);
+  if (q.status === "completed") page = page.where("completed_at", "is not", null);
+  if (q.after !== undefined) {
+    const { startedAt, id } = q.after;
+    page = page
+      .where("started_at", "<=", startedAt)
+      .where((eb) => eb.or([eb("started_at", "<", startedAt), eb("id", "<", id)]));
+  }
+  return db
+    .selectFrom(liveQuiz(db, q.quizId).as("live"))
+    .leftJoin(newestFirst(page).limit(q.take).as("s"), (join) => join.onTrue())
+    .select(summaryColumns.map((c) => `s.${c}` as const))
+    .orderBy("s.started_at", "desc")
+    .orderBy("s.id", "desc")
+    .execute();
+}
+
+function newestFirst<O>(query: SelectQueryBuilder<Database, "practice_sessions", O>) {
+  return query.orderBy("started_at", "desc").orderBy("id", "desc");
+}
+
+/**
+ * The state a start needs, in one statement: whether the quiz is live (no row
+ * if not), the user's in-progress session on it (null columns if none), and
+ * that session's answers, oldest first (one row per answer).
+ */
+export async function findStartState(db: Db, userId: string, quizId: string) {
+  return db
+    .selectFrom(liveQuiz(db, quizId).as("live"))
+    .leftJoin("practice_sessions as s", (join) =>
+      join.on("s.user_id", "=", userId).on("s.quiz_id", "=", quizId).on("s.active", "=", 1),
+    )
+    .leftJoin("practice_session_answers as a", "a.session_id", "s.id")
+    .select([
+      "s.id",
+      "s.quiz_id",
+      "s.started_at",
+      "s.completed_at",
+      "s.total_questions",
+      "s.correct_answers",
+      "a.id as answer_id",
+      "a.question_id",
+      "a.user_answer",
+      "a.is_correct",
+      "a.answered_at",
+    ])
+    .orderBy("a.answered_at")
+    .orderBy("a.id")
+    .execute();
+}
+
+/**
+ * Hard-deletes an in-progress session that started before `cutoff`; its
+ * snapshot and answers go with it (ON DELETE CASCADE). Re-checks both
+ * conditions, so a session completed meanwhile is kept. Returns rows deleted.
+ */
+export async function deleteStaleSession(db: Db, id: string, cutoff: Date): Promise<number> {
+  const result = await db
+    .deleteFrom("practice_sessions")
+    .where("id", "=", id)
+    .where("completed_at", "is", null)
+    .where("started_at", "<", cutoff)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/**
+ * Inserts a session whose total_questions is the count of the quiz's
+ * questions, read in the same statement; inserts nothing when the quiz has no
+ * questions. Returns rows inserted (0 or 1).
+ *
+ * Throws a duplicate-key error on ONE_ACTIVE_SESSION_KEY when the user
+ * already has a session in progress on the quiz.
+ */
+export async function insertSessionCountingQuestions(
+  db: Db,
+  session: Omit<NewPracticeSession, "total_questions" | "correct_answers">,
+): Promise<number> {
+  const result = await db
+    .insertInto("practice_sessions")
+    .columns(["id", "user_id", "quiz_id", "started_at", "total_questions"])
+    .expression((eb) =>
+      eb
+        .selectFrom("questions")
+        .select([
+          eb.val(session.id).as("id"),
+          eb.val(session.user_id).as("user_id"),
+          eb.val(session.quiz_id).as("quiz_id"),
+          eb.val(session.started_at).as("started_at"),
+          eb.fn.countAll<number>().as("total_questions"),
+        ])
+        .where("quiz_id", "=", session.quiz_id)
+        .having(eb.fn.countAll(), ">", 0),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/**
+ * Freezes the quiz's current questions into the session's snapshot, in one
+ * statement, numbered 1..n in quiz order.
+ *
+ * Run in the transaction of `insertSessionCountingQuestions`: under InnoDB's
+ * default REPEATABLE READ both INSERT ... SELECTs take shared next-key locks
+ * on the quiz's questions, so they read the same set and the count matches.
+ */
+export async function insertSnapshot(db: Db, sessionId: string, quizId: string): Promise<number> {
+  const result = await db
+    .insertInto("practice_session_questions")
+    .columns(["session_id", "position", "question_id"])
+    .expression((eb) =>
+      eb
+        .selectFrom("questions")
+        .select([
+          eb.val(sessionId).as("session_id"),
+          sql<number>`ROW_NUMBER() OVER (ORDER BY questions.position, questions.id)`.as("position"),
+          "id as question_id",
+        ])
+        .where("quiz_id", "=", quizId),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}

@@ -1,0 +1,20 @@
+/** The service's only source of "now", so tests can move time. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock that stands still until told to move: for tests. */
+export class FakeClock implements Clock {
+  constructor(private current: Date = new Date("2026-01-01T00:00:00.000Z")) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(date: Date): void {
+    this.current = new Date(date.getTime());
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}

@@ -1,0 +1,43 @@
+import { errors } from "./errors.js";
+
+/**
+ * Keyset position of a page boundary: the (started_at, id) of the last
+ * session on the page. The next page holds the sessions strictly after it in
+ * the list's order (started_at descending, then id descending).
+ */
+export interface Cursor {
+  startedAt: Date;
+  id: string;
+}
+
+const VERSION = "v1";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const BASE64URL = /^[A-Za-z0-9_-]{1,200}$/;
+/** Largest millisecond value a DATETIME(3) can hold (9999-12-31T23:59:59.999Z). */
+const MAX_MS = 253402300799999;
+
+/** Encodes a cursor as opaque base64url text. */
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${VERSION}.${cursor.startedAt.getTime()}.${cursor.id}`).toString("base64url");
+}
+
+/**
+ * Decodes a cursor made by `encodeCursor`, or throws `invalid_argument`.
+ * Checks every part, so a forged or truncated cursor never reaches SQL as
+ * anything but a well-formed position.
+ */
+export function decodeCursor(text: string): Cursor {
+  if (!BASE64URL.test(text)) throw invalidCursor();
+  const [version, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
+  if (version !== VERSION || ms === undefined || id === undefined || rest.length > 0) {
+    throw invalidCursor();
+  }
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !UUID.test(id)) {
+    throw invalidCursor();
+  }
+  return { startedAt: new Date(Number(ms)), id };
+}
+
+function invalidCursor() {
+  return errors.invalidArgument("cursor is not a next_cursor this service returned");
+}

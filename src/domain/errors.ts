@@ -1,0 +1,31 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/**
+ * The errors the service gives its callers, one constructor each. They are
+ * `ConnectError`s because Connect's codes are the vocabulary of every
+ * transport here: gRPC and Connect send them as they are, and the REST
+ * gateway maps the code to an HTTP status and a problem+json body.
+ *
+ * Messages are fixed strings: never echo input, ids or causes, so that the
+ * three "quiz is not there" cases stay byte-identical and nothing leaks.
+ */
+export const errors = {
+  /** Quiz missing, soft-deleted, under a soft-deleted study guide, or not a quiz id. */
+  quizNotFound: () => new ConnectError("quiz not found", Code.NotFound),
+  routeNotFound: () => new ConnectError("no such route", Code.NotFound),
+  quizHasNoQuestions: () =>
+    new ConnectError("quiz has no questions to practise", Code.FailedPrecondition),
+  invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
+  unauthenticated: (message = "missing or invalid bearer token") =>
+    new ConnectError(message, Code.Unauthenticated),
+  unavailable: (cause?: unknown) =>
+    new ConnectError(
+      "service temporarily unavailable, try again",
+      Code.Unavailable,
+      undefined,
+      undefined,
+      cause,
+    ),
+  internal: (cause?: unknown) =>
+    new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
+} as const;

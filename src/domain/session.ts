@@ -1,0 +1,57 @@
+/**
+ * The practice session as the application sees it, whatever the transport.
+ */
+
+export interface Answer {
+  /** Null once the question is hard-deleted. */
+  questionId: string | null;
+  userAnswer: string | null;
+  isCorrect: boolean | null;
+  answeredAt: Date;
+}
+
+export interface SessionSummary {
+  id: string;
+  quizId: string;
+  startedAt: Date;
+  completedAt: Date | null;
+  totalQuestions: number;
+  correctAnswers: number;
+}
+
+export interface Session extends SessionSummary {
+  /** Oldest first. */
+  answers: Answer[];
+}
+
+/** The list's status filter; `undefined` means both. */
+export type SessionStatus = "active" | "completed";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** In-progress sessions started more than this long ago are stale. */
+export const STALE_AFTER_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * Sessions in progress that started before this instant are stale: deleted by
+ * the next start on their quiz. A session exactly 7 days old is not stale yet.
+ */
+export function staleCutoff(now: Date): Date {
+  return new Date(now.getTime() - STALE_AFTER_MS);
+}
+
+/** True if `session` is in progress and started before the stale cutoff. */
+export function isStale(session: SessionSummary, now: Date): boolean {
+  return session.completedAt === null && session.startedAt < staleCutoff(now);
+}
+
+const MAX_UNSIGNED_BIGINT = 18446744073709551615n;
+
+/**
+ * Whether `raw` can name a row: ids are BIGINT UNSIGNED, decimal on the wire.
+ * Anything else names no quiz, and callers answer it like a missing quiz.
+ */
+export function isDatabaseId(raw: string): boolean {
+  return /^[1-9][0-9]{0,19}$/.test(raw) && BigInt(raw) <= MAX_UNSIGNED_BIGINT;
+}

@@ -1,0 +1,109 @@
+import { pino } from "pino";
+import { createAuthenticator } from "./auth/authenticator.js";
+import { devSecret, signToken } from "./auth/tokens.js";
+import { type Config, ConfigError, loadConfig } from "./config.js";
+import { createDatabaseIfMissing, openDatabase } from "./db/connect.js";
+import { migrateToLatest } from "./db/migrate.js";
+import { systemClock } from "./domain/clock.js";
+import { servePort } from "./one-port.js";
+import { buildServer } from "./server.js";
+
+/** Waits this long for the database at start-up before giving up. */
+const DATABASE_WAIT_MS = 30_000;
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`configuration error: ${err.message}`);
+    process.exit(2);
+  }
+  const logger = pino({ level: config.logLevel });
+
+  // loadConfig refuses a missing key in production; elsewhere use a dev secret.
+  const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
+  const jwt = devMode ? { ...config.jwt, secret: devSecret() } : config.jwt;
+
+  await waitForDatabase(config, logger);
+  const database = openDatabase({
+    url: config.databaseUrl,
+    poolSize: config.dbPoolSize,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+  });
+  const applied = await migrateToLatest(database.db);
+  logger.info({ applied }, "database migrated");
+
+  const app = await buildServer({
+    db: database.db,
+    clock: systemClock,
+    authenticator: createAuthenticator(jwt, systemClock),
+    logger,
+    tls: config.tls,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+  });
+  const port = servePort(app, config.tls !== undefined);
+  await port.listen(config.port, config.host);
+  const address = port.server.address();
+  const actualPort = typeof address === "object" && address ? address.port : config.port;
+  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+
+  if (devMode && jwt.secret !== undefined) {
+    const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
+    const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
+    console.log(
+      [
+        "",
+        "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
+        `  export TOKEN=${token}`,
+        "Try (quiz ids from `npm run seed:demo`):",
+        `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/1/sessions`,
+        `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/1/sessions`,
+        "",
+      ].join("\n"),
+    );
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    try {
+      await port.close(config.shutdownTimeoutMs);
+      await database.close();
+      logger.info("stopped");
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, "shutdown failed");
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** Creates the database if missing, retrying while the server is not up yet. */
+async function waitForDatabase(config: Config, logger: pino.Logger) {
+  const deadline = Date.now() + DATABASE_WAIT_MS;
+  for (;;) {
+    try {
+      await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        const url = new URL(config.databaseUrl);
+        url.password = url.password ? "***" : "";
+        throw new Error(`cannot reach the database at ${url} (set DATABASE_URL)`, { cause: err });
+      }
+      logger.warn({ err: String(err) }, "database not reachable yet, retrying");
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

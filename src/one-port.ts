@@ -1,0 +1,107 @@
+import { createServer as createHttp1Server, type Server as Http1Server } from "node:http";
+import type { Http2Server, Http2Session } from "node:http2";
+import { createServer as createNetServer, type Server, type Socket } from "node:net";
+import type { FastifyInstance } from "fastify";
+
+/** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
+const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
+/** A connection that has not sent its first bytes by then is dropped. */
+const FIRST_BYTES_TIMEOUT_MS = 10_000;
+
+export interface OnePortServer {
+  /** The listening socket: `address()` tells the port. */
+  server: Server;
+  listen(port: number, host: string): Promise<void>;
+  /**
+   * Stops accepting, lets in-flight requests finish for up to `timeoutMs`
+   * (GOAWAY to HTTP/2 sessions, idle HTTP/1.1 keep-alives closed), then
+   * destroys what is left and closes the app.
+   */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Serves `app` on one TCP port. With TLS, ALPN picks h2 or http/1.1 in the
+ * app's own secure server. In cleartext, a front `net.Server` peeks at each
+ * connection's first bytes: the HTTP/2 preface goes to the app's h2c server
+ * (gRPC, Connect over HTTP/2), anything else to an HTTP/1.1 server that
+ * routes into the same app (REST, Connect, gRPC-Web).
+ *
+ * The peek uses `once("readable")` + `read()` + `unshift()`: attaching a
+ * 'data' listener would switch the socket to flowing mode and break HTTP/2.
+ */
+export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
+  const h2 = app.server as unknown as Http2Server;
+  const h1: Http1Server = createHttp1Server((req, res) => app.routing(req, res));
+  const sockets = new Set<Socket>();
+  const sessions = new Set<Http2Session>();
+  h2.on("session", (session: Http2Session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    if (tls) {
+      h2.emit("connection", socket);
+      return;
+    }
+    route(socket, h2, h1);
+  });
+
+  return {
+    server,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      }),
+    async close(timeoutMs) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const session of sessions) session.close();
+      h1.closeIdleConnections();
+      // Keep-alive connections that finish a request later get closed too.
+      h1.on("request", (_req, res) => res.setHeader("connection", "close"));
+      const drained = waitUntil(() => sockets.size === 0, timeoutMs);
+      const idleSweep = setInterval(() => h1.closeIdleConnections(), 100);
+      await drained;
+      clearInterval(idleSweep);
+      for (const socket of sockets) socket.destroy();
+      await closed;
+      await app.close();
+    },
+  };
+}
+
+function route(socket: Socket, h2: Http2Server, h1: Http1Server) {
+  let head = Buffer.alloc(0);
+  const drop = () => socket.destroy();
+  socket.on("error", drop);
+  socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, drop);
+  const onReadable = () => {
+    const chunk: Buffer | null = socket.read();
+    if (chunk !== null) head = Buffer.concat([head, chunk]);
+    const undecided = head.length < PREFACE.length && head.equals(PREFACE.subarray(0, head.length));
+    if (undecided && !socket.readableEnded) {
+      socket.once("readable", onReadable);
+      return;
+    }
+    socket.off("error", drop);
+    socket.setTimeout(0);
+    socket.unshift(head);
+    const isHttp2 = head.subarray(0, PREFACE.length).equals(PREFACE);
+    (isHttp2 ? h2 : h1).emit("connection", socket);
+  };
+  socket.once("readable", onReadable);
+}
+
+async function waitUntil(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,60 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
+import type { FastifyReply } from "fastify";
+
+/** An RFC 9457 problem document, plus the Connect code of the error. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  499: "Client Closed Request",
+  500: "Internal Server Error",
+  501: "Not Implemented",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/**
+ * The REST gateway's one error mapping. ConnectErrors keep their code and
+ * message and get the HTTP status of Connect's code table. Fastify's own
+ * client errors (bad JSON, body too large, unsupported media type) keep their
+ * 4xx status. Anything else is an internal error whose cause is not shown.
+ */
+export function toProblem(err: unknown): Problem {
+  if (err instanceof ConnectError) {
+    const status = codeToHttpStatus(err.code);
+    return problem(status, codeToString(err.code), err.rawMessage);
+  }
+  const status = (err as { statusCode?: unknown }).statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500 && err instanceof Error) {
+    const code = status === 413 ? Code.ResourceExhausted : Code.InvalidArgument;
+    return problem(status, codeToString(code), err.message);
+  }
+  return problem(500, codeToString(Code.Internal), "internal error");
+}
+
+function problem(status: number, code: string, detail: string): Problem {
+  return { type: "about:blank", title: TITLES[status] ?? "Error", status, detail, code };
+}
+
+/** Sends `err` as application/problem+json. */
+export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
+  const body = toProblem(err);
+  if (body.code === "unauthenticated") reply.header("www-authenticate", "Bearer");
+  return reply.code(body.status).type("application/problem+json").send(body);
+}

@@ -1,0 +1,100 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { PracticeSessions } from "../app/practice-sessions.js";
+import type { Authenticator } from "../auth/authenticator.js";
+import { errors } from "../domain/errors.js";
+import type { SessionStatus } from "../domain/session.js";
+import { sendProblem } from "./problem.js";
+import { sessionToJson, summaryToJson } from "./to-json.js";
+
+export interface RestOptions {
+  sessions: PracticeSessions;
+  authenticator: Authenticator;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the REST gateway's auth hook. */
+    userId: string;
+  }
+}
+
+type QuizRequest = FastifyRequest<{
+  Params: { quiz_id: string };
+  Querystring: Record<string, unknown>;
+}>;
+
+/**
+ * The REST gateway: the spec's paths over the same use cases as the RPCs.
+ * Register it once per prefix ("" and "/api"), in a scope of its own: the
+ * Connect plugin replaces the content-type parsers of the scope it is in.
+ */
+export async function restRoutes(app: FastifyInstance, { sessions, authenticator }: RestOptions) {
+  app.decorateRequest("userId", "");
+  app.setErrorHandler((err, request, reply) => {
+    const sent = sendProblem(reply, err);
+    if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
+    return sent;
+  });
+  // "No body" and "{}" both mean "no options": accept an empty JSON body too,
+  // which Fastify's default parser refuses.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    if (body === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(errors.invalidArgument("request body is not valid JSON"), undefined);
+    }
+  });
+  app.addHook("onRequest", async (request) => {
+    request.userId = await authenticator.authenticate(request.headers.authorization);
+  });
+
+  app.get("/quizzes/:quiz_id/sessions", async (request: QuizRequest) => {
+    const query = request.query;
+    const page = await sessions.listSessions(request.userId, {
+      quizId: request.params.quiz_id,
+      status: parseStatus(single(query, "status")),
+      limit: parseLimit(single(query, "limit")),
+      cursor: single(query, "cursor"),
+    });
+    return {
+      sessions: page.sessions.map(summaryToJson),
+      next_cursor: page.nextCursor,
+      has_more: page.hasMore,
+    };
+  });
+
+  app.post("/quizzes/:quiz_id/sessions", async (request: QuizRequest, reply) => {
+    const body = request.body;
+    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+      throw errors.invalidArgument("request body must be empty or a JSON object");
+    }
+    const { session, created } = await sessions.startSession(
+      request.userId,
+      request.params.quiz_id,
+    );
+    if (created) {
+      reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`);
+    }
+    return sessionToJson(session, session.answers);
+  });
+}
+
+/** A query parameter given at most once. */
+function single(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined || typeof value === "string") return value;
+  throw errors.invalidArgument(`${name} must be given at most once`);
+}
+
+function parseStatus(raw: string | undefined): SessionStatus | undefined {
+  if (raw === undefined || raw === "active" || raw === "completed") return raw;
+  throw errors.invalidArgument('status must be "active" or "completed"');
+}
+
+/** Decimal digits only ("1e2", " 5" and "0x10" are not page sizes); the use case checks the range. */
+function parseLimit(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  return /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+}

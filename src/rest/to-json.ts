@@ -1,0 +1,33 @@
+import { scorePercentage } from "../domain/scoring.js";
+import type { Answer, SessionSummary } from "../domain/session.js";
+
+/**
+ * The REST JSON shapes: snake_case names of the spec, RFC 3339 UTC times with
+ * milliseconds, and nullable fields present as null, never omitted.
+ */
+
+export function summaryToJson(s: SessionSummary) {
+  return {
+    id: s.id,
+    quiz_id: s.quizId,
+    started_at: s.startedAt.toISOString(),
+    completed_at: s.completedAt?.toISOString() ?? null,
+    total_questions: s.totalQuestions,
+    correct_answers: s.correctAnswers,
+    score_percentage: scorePercentage(s.correctAnswers, s.totalQuestions, s.completedAt),
+  };
+}
+
+/** A session with its answers, oldest first: the start/resume response. */
+export function sessionToJson(s: SessionSummary, answers: Answer[]) {
+  return { ...summaryToJson(s), answers: answers.map(answerToJson) };
+}
+
+function answerToJson(a: Answer) {
+  return {
+    question_id: a.questionId,
+    user_answer: a.userAnswer,
+    is_correct: a.isCorrect,
+    answered_at: a.answeredAt.toISOString(),
+  };
+}

@@ -1,0 +1,61 @@
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  type PracticeSessionService,
+  SessionStatus,
+} from "../../gen/practice/v1/practice_session_service_pb.js";
+import type { PracticeSessions } from "../app/practice-sessions.js";
+import { errors } from "../domain/errors.js";
+import type { SessionStatus as Status } from "../domain/session.js";
+import { userIdKey } from "./auth-interceptor.js";
+import { sessionToProto } from "./to-proto.js";
+
+/**
+ * PracticeSessionService over Connect, gRPC and gRPC-Web: parse the request,
+ * call the use case, map the result. Rules live in PracticeSessions.
+ */
+export function practiceSessionService(
+  sessions: PracticeSessions,
+): ServiceImpl<typeof PracticeSessionService> {
+  return {
+    async listSessions(req, ctx) {
+      const page = await sessions.listSessions(userId(ctx), {
+        quizId: req.quizId,
+        status: statusFromProto(req.status),
+        // proto3 cannot tell 0 from unset: 0 asks for the default page size.
+        limit: req.limit === 0 ? undefined : req.limit,
+        cursor: req.cursor,
+      });
+      return {
+        sessions: page.sessions.map((s) => sessionToProto(s)),
+        nextCursor: page.nextCursor ?? "",
+        hasMore: page.hasMore,
+      };
+    },
+
+    async startSession(req, ctx) {
+      const { session, created } = await sessions.startSession(userId(ctx), req.quizId);
+      return { session: sessionToProto(session, session.answers), created };
+    },
+  };
+}
+
+function userId(ctx: HandlerContext): string {
+  const id = ctx.values.get(userIdKey);
+  // Only reachable if the router was built without authInterceptor.
+  if (id === "") throw errors.unauthenticated();
+  return id;
+}
+
+function statusFromProto(status: SessionStatus): Status | undefined {
+  switch (status) {
+    case SessionStatus.UNSPECIFIED:
+      return undefined;
+    case SessionStatus.ACTIVE:
+      return "active";
+    case SessionStatus.COMPLETED:
+      return "completed";
+    default:
+      // Enums are open: a newer client can send a value this server does not know.
+      throw errors.invalidArgument(`unknown status ${status as number}`);
+  }
+}
