@@ -31,3 +31,11 @@ function answerToJson(a: Answer) {
     answered_at: a.answeredAt.toISOString(),
   };
 }
+
+export type SummaryJson = ReturnType<typeof summaryToJson>;
+export type SessionJson = ReturnType<typeof sessionToJson>;
+export interface PageJson {
+  sessions: SummaryJson[];
+  next_cursor: string | null;
+  has_more: boolean;
+}

@@ -1,0 +1,455 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STALE_AFTER_MS } from "../../src/domain/session.js";
+import type { SessionJson } from "../../src/rest/to-json.js";
+import {
+  countRows,
+  insertAnswer,
+  insertQuestion,
+  insertQuiz,
+  insertSessions,
+} from "../support/fixtures.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+let svc: TestService;
+let userCounter = 0;
+const newUser = () => `user-${++userCounter}`;
+
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+async function restStart(user: string, quizId: string) {
+  const res = await svc.rest(user, "POST", `/quizzes/${quizId}/sessions`);
+  return {
+    status: res.status,
+    location: res.headers.get("location"),
+    body: (await res.json()) as SessionJson,
+  };
+}
+
+async function snapshotOf(sessionId: string) {
+  return svc.db
+    .selectFrom("practice_session_questions")
+    .select(["position", "question_id"])
+    .where("session_id", "=", sessionId)
+    .orderBy("position")
+    .execute();
+}
+
+describe("starting a session", () => {
+  it("creates a session (201, Location, empty answers) that freezes the quiz's questions", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 3 });
+    const { status, location, body } = await restStart(user, quiz.quizId);
+
+    expect(status).toBe(201);
+    expect(location).toBe(`/sessions/${body.id}`);
+    expect(body).toEqual({
+      id: expect.stringMatching(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      ),
+      quiz_id: quiz.quizId,
+      started_at: svc.clock.now().toISOString(),
+      completed_at: null,
+      total_questions: 3,
+      correct_answers: 0,
+      score_percentage: null,
+      answers: [],
+    });
+    expect(await snapshotOf(body.id)).toEqual(
+      quiz.questionIds.map((id, i) => ({ position: i + 1, question_id: id })),
+    );
+  });
+
+  it("under /api gives a Location under /api", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const res = await svc.rest(newUser(), "POST", `/api/quizzes/${quiz.quizId}/sessions`);
+    const body = (await res.json()) as SessionJson;
+    expect(res.status).toBe(201);
+    expect(res.headers.get("location")).toBe(`/api/sessions/${body.id}`);
+  });
+
+  it("does not take questions added after the start into the snapshot", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 2 });
+    const first = await restStart(user, quiz.quizId);
+    await insertQuestion(svc.db, quiz.quizId, 3);
+
+    const resumed = await restStart(user, quiz.quizId);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.total_questions).toBe(2);
+    expect(await snapshotOf(first.body.id)).toHaveLength(2);
+  });
+
+  it("keeps the snapshot entry and answers of a hard-deleted question, with question_id null", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 3 });
+    const started = await restStart(user, quiz.quizId);
+    const [q1, q2] = quiz.questionIds as [string, string, string];
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: q1,
+      userAnswer: "A1",
+      isCorrect: true,
+      answeredAt: new Date(Date.now() - 2000),
+    });
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: q2,
+      userAnswer: "nope",
+      isCorrect: false,
+      answeredAt: new Date(Date.now() - 1000),
+    });
+
+    await svc.db.deleteFrom("questions").where("id", "=", q1).execute();
+
+    const resumed = await restStart(user, quiz.quizId);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.total_questions).toBe(3);
+    expect(resumed.body.answers).toMatchObject([
+      { question_id: null, user_answer: "A1", is_correct: true },
+      { question_id: q2, user_answer: "nope", is_correct: false },
+    ]);
+    expect(await snapshotOf(started.body.id)).toEqual([
+      { position: 1, question_id: null },
+      { position: 2, question_id: q2 },
+      { position: 3, question_id: quiz.questionIds[2] },
+    ]);
+  });
+
+  it("resumes the in-progress session: 200, same id, answers oldest first, no new snapshot", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 3 });
+    const started = await restStart(user, quiz.quizId);
+    const [q1, q2, q3] = quiz.questionIds as [string, string, string];
+    const t = Date.now();
+    // Inserted out of order: the response must sort by answered_at.
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: q3,
+      userAnswer: "x",
+      isCorrect: false,
+      answeredAt: new Date(t - 1000),
+    });
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: q1,
+      userAnswer: "A1",
+      isCorrect: true,
+      answeredAt: new Date(t - 3000),
+    });
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: q2,
+      userAnswer: "A2",
+      isCorrect: true,
+      answeredAt: new Date(t - 2000),
+    });
+    const snapshotRowsBefore = await countRows(svc.db, "practice_session_questions");
+
+    const resumed = await restStart(user, quiz.quizId);
+    expect(resumed.status).toBe(200);
+    expect(resumed.location).toBeNull();
+    expect(resumed.body.id).toBe(started.body.id);
+    expect(resumed.body.answers).toEqual([
+      {
+        question_id: q1,
+        user_answer: "A1",
+        is_correct: true,
+        answered_at: new Date(t - 3000).toISOString(),
+      },
+      {
+        question_id: q2,
+        user_answer: "A2",
+        is_correct: true,
+        answered_at: new Date(t - 2000).toISOString(),
+      },
+      {
+        question_id: q3,
+        user_answer: "x",
+        is_correct: false,
+        answered_at: new Date(t - 1000).toISOString(),
+      },
+    ]);
+    expect(await countRows(svc.db, "practice_session_questions")).toBe(snapshotRowsBefore);
+
+    const grpc = await svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(user));
+    expect(grpc.created).toBe(false);
+    expect(grpc.session?.id).toBe(started.body.id);
+    expect(grpc.session?.answers.map((a) => a.questionId)).toEqual([q1, q2, q3]);
+    expect(grpc.session?.scorePercentage).toBeUndefined();
+    expect(grpc.session?.completedAt).toBeUndefined();
+  });
+
+  it("over gRPC and Connect says created=true for a new session", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const grpc = await svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(newUser()));
+    expect(grpc.created).toBe(true);
+    expect(grpc.session?.totalQuestions).toBe(3);
+    expect(grpc.session?.answers).toEqual([]);
+
+    const connect = await svc.connect.startSession(
+      { quizId: quiz.quizId },
+      { headers: await svc.auth(newUser()) },
+    );
+    expect(connect.created).toBe(true);
+    expect(connect.session?.id).not.toBe(grpc.session?.id);
+  });
+
+  it("keeps users apart: another user's start creates a session of its own", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const a = await restStart("alice", quiz.quizId);
+    const b = await restStart("Alice", quiz.quizId);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.body.id).not.toBe(a.body.id);
+  });
+
+  it("when 50 starts by one user race over REST, Connect and gRPC, one creates and 49 resume the same id", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 5 });
+    const headers = await svc.auth(user);
+    const calls = Array.from({ length: 50 }, (_, i) => {
+      switch (i % 3) {
+        case 0:
+          return restStart(user, quiz.quizId).then((r) => ({
+            created: r.status === 201,
+            ok: r.status === 201 || r.status === 200,
+            id: r.body.id as string,
+          }));
+        case 1:
+          return svc.connect
+            .startSession({ quizId: quiz.quizId }, { headers })
+            .then((r) => ({ created: r.created, ok: true, id: r.session?.id ?? "" }));
+        default:
+          return svc.grpc
+            .startSession({ quizId: quiz.quizId }, headers)
+            .then((r) => ({ created: r.created, ok: true, id: r.session?.id ?? "" }));
+      }
+    });
+    const results = await Promise.all(calls);
+
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.id)).size).toBe(1);
+    const rows = await svc.db
+      .selectFrom("practice_sessions")
+      .selectAll()
+      .where("user_id", "=", user)
+      .execute();
+    expect(rows).toHaveLength(1);
+    expect(await snapshotOf(rows[0]?.id ?? "")).toHaveLength(5);
+  });
+
+  it("refuses a second in-progress row at the database: the unique key holds", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db);
+    const started = await restStart(user, quiz.quizId);
+    await expect(
+      insertSessions(svc.db, [
+        {
+          id: "00000000-0000-7000-8000-000000000001",
+          userId: user,
+          quizId: quiz.quizId,
+          startedAt: new Date(),
+        },
+      ]),
+    ).rejects.toMatchObject({ errno: 1062 });
+    // A completed one is fine.
+    await insertSessions(svc.db, [
+      {
+        id: "00000000-0000-7000-8000-000000000002",
+        userId: user,
+        quizId: quiz.quizId,
+        startedAt: new Date(),
+        completedAt: new Date(),
+      },
+    ]);
+    expect(started.status).toBe(201);
+  });
+});
+
+describe("stale cleanup on start", () => {
+  async function startAt(user: string, quizId: string, at: Date) {
+    svc.clock.set(at);
+    return restStart(user, quizId);
+  }
+
+  it("deletes an in-progress session older than 7 days, with its snapshot and answers, and creates a fresh one", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db, { questions: 2 });
+    const t0 = new Date();
+    const old = await startAt(user, quiz.quizId, t0);
+    await insertAnswer(svc.db, {
+      sessionId: old.body.id,
+      questionId: quiz.questionIds[0] ?? "",
+      userAnswer: "A1",
+      isCorrect: true,
+      answeredAt: t0,
+    });
+
+    const fresh = await startAt(user, quiz.quizId, new Date(t0.getTime() + STALE_AFTER_MS + 1));
+
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.id).not.toBe(old.body.id);
+    expect(fresh.body.answers).toEqual([]);
+    const left = await svc.db
+      .selectFrom("practice_sessions")
+      .select("id")
+      .where("user_id", "=", user)
+      .execute();
+    expect(left.map((r) => r.id)).toEqual([fresh.body.id]);
+    expect(await snapshotOf(old.body.id)).toEqual([]);
+    const answers = await svc.db
+      .selectFrom("practice_session_answers")
+      .select("id")
+      .where("session_id", "=", old.body.id)
+      .execute();
+    expect(answers).toEqual([]);
+  });
+
+  it("keeps a session exactly 7 days old: the start resumes it", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db);
+    const t0 = new Date();
+    const old = await startAt(user, quiz.quizId, t0);
+    const again = await startAt(user, quiz.quizId, new Date(t0.getTime() + STALE_AFTER_MS));
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(old.body.id);
+  });
+
+  it("never deletes completed sessions, however old", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(svc.db);
+    const longAgo = new Date(Date.now() - 30 * STALE_AFTER_MS);
+    await insertSessions(svc.db, [
+      {
+        id: "00000000-0000-7000-8000-0000000000c1",
+        userId: user,
+        quizId: quiz.quizId,
+        startedAt: longAgo,
+        completedAt: longAgo,
+      },
+    ]);
+    const started = await startAt(user, quiz.quizId, new Date());
+    expect(started.status).toBe(201);
+    const rows = await svc.db
+      .selectFrom("practice_sessions")
+      .select("id")
+      .where("user_id", "=", user)
+      .execute();
+    expect(rows).toHaveLength(2);
+  });
+
+  it("only touches the caller's session on that quiz", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const other = await insertQuiz(svc.db);
+    const t0 = new Date();
+    const bob = await startAt("bob-stale", quiz.quizId, t0);
+    const mine = await startAt("carol-stale", other.quizId, t0);
+    await startAt("carol-stale", quiz.quizId, new Date(t0.getTime() + STALE_AFTER_MS + 1));
+    const ids = await svc.db
+      .selectFrom("practice_sessions")
+      .select("id")
+      .where("id", "in", [bob.body.id, mine.body.id])
+      .execute();
+    expect(ids).toHaveLength(2);
+  });
+});
+
+describe("start errors", () => {
+  it.each([
+    ["a missing quiz", async () => "987654321"],
+    ["a soft-deleted quiz", async () => (await insertQuiz(svc.db, { quizDeleted: true })).quizId],
+    [
+      "a quiz under a soft-deleted study guide",
+      async () => (await insertQuiz(svc.db, { studyGuideDeleted: true })).quizId,
+    ],
+    ["a quiz id that names no quiz", async () => "not-a-number"],
+    ["a quiz id past BIGINT UNSIGNED", async () => "18446744073709551616"],
+  ])("is 404 not_found for %s, with the same body, and writes nothing", async (_name, quizIdOf) => {
+    const quizId = await quizIdOf();
+    const before = await countRows(svc.db, "practice_sessions");
+    const res = await svc.rest(newUser(), "POST", `/quizzes/${quizId}/sessions`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await res.text()).toBe(
+      '{"type":"about:blank","title":"Not Found","status":404,"detail":"quiz not found","code":"not_found"}',
+    );
+    await expect(
+      svc.grpc.startSession({ quizId }, await svc.auth(newUser())),
+    ).rejects.toMatchObject({ code: 5 });
+    expect(await countRows(svc.db, "practice_sessions")).toBe(before);
+  });
+
+  it("is failed_precondition (400) for a live quiz with no questions, and writes nothing", async () => {
+    const quiz = await insertQuiz(svc.db, { questions: 0 });
+    const before = await countRows(svc.db, "practice_sessions");
+    const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ status: 400, code: "failed_precondition" });
+    const err = await svc.connect
+      .startSession({ quizId: quiz.quizId }, { headers: await svc.auth(newUser()) })
+      .catch((e) => e);
+    expect(ConnectError.from(err).code).toBe(Code.FailedPrecondition);
+    await expect(
+      svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(newUser())),
+    ).rejects.toMatchObject({ code: 9 });
+    expect(await countRows(svc.db, "practice_sessions")).toBe(before);
+  });
+
+  it.each([
+    ["a JSON array", "[]", "application/json"],
+    ["a JSON string", '"x"', "application/json"],
+    ["broken JSON", "{", "application/json"],
+    ["text", "hello", "text/plain"],
+  ])("is 400 for a body that is %s", async (_name, body, type) => {
+    const quiz = await insertQuiz(svc.db);
+    const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`, {
+      body,
+      headers: { "content-type": type },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "invalid_argument" });
+  });
+
+  it("accepts an empty JSON body and {}", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const user = newUser();
+    const empty = await svc.rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`, {
+      body: "",
+      headers: { "content-type": "application/json" },
+    });
+    const object = await svc.rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`, {
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    expect([empty.status, object.status]).toEqual([201, 200]);
+  });
+});
+
+describe("the schema", () => {
+  it("deletes a session's snapshot and answers with it (ON DELETE CASCADE)", async () => {
+    const quiz = await insertQuiz(svc.db);
+    const started = await restStart(newUser(), quiz.quizId);
+    await insertAnswer(svc.db, {
+      sessionId: started.body.id,
+      questionId: quiz.questionIds[0] ?? "",
+      userAnswer: "a",
+      isCorrect: false,
+      answeredAt: new Date(),
+    });
+    await svc.db.deleteFrom("practice_sessions").where("id", "=", started.body.id).execute();
+    const { rows } = await sql<{ n: number }>`
+      SELECT (SELECT COUNT(*) FROM practice_session_questions WHERE session_id = ${started.body.id})
+           + (SELECT COUNT(*) FROM practice_session_answers WHERE session_id = ${started.body.id}) AS n`.execute(
+      svc.db,
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
+  });
+});

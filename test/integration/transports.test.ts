@@ -1,0 +1,120 @@
+import { execFile } from "node:child_process";
+import { connect as http2Connect } from "node:http2";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PageJson } from "../../src/rest/to-json.js";
+import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+let svc: TestService;
+let quiz: QuizFixture;
+const USER = "transport-user";
+
+beforeAll(async () => {
+  svc = await startTestService();
+  quiz = await insertQuiz(svc.db);
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+/** One request over HTTP/2 with prior knowledge (h2c). */
+async function h2Request(path: string, headers: Record<string, string>) {
+  const session = http2Connect(svc.baseUrl);
+  try {
+    return await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = session.request({ ":path": path, ...headers });
+      let body = "";
+      let status = 0;
+      req.on("response", (h) => {
+        status = Number(h[":status"]);
+      });
+      req.setEncoding("utf8");
+      req.on("data", (chunk) => {
+        body += chunk;
+      });
+      req.on("end", () => resolve({ status, body }));
+      req.on("error", reject);
+      req.end();
+    });
+  } finally {
+    session.close();
+  }
+}
+
+describe("one port, every transport", () => {
+  it("serves REST over HTTP/1.1 and over HTTP/2 (h2c) alike", async () => {
+    const started = await svc.rest(USER, "POST", `/quizzes/${quiz.quizId}/sessions`);
+    expect(started.status).toBe(201);
+    const h1 = (await (
+      await svc.rest(USER, "GET", `/quizzes/${quiz.quizId}/sessions`)
+    ).json()) as PageJson;
+    const h2 = await h2Request(`/api/quizzes/${quiz.quizId}/sessions`, await svc.auth(USER));
+    expect(h2.status).toBe(200);
+    expect(JSON.parse(h2.body)).toEqual(h1);
+    expect(h1.sessions).toHaveLength(1);
+  });
+
+  it("serves Connect JSON over HTTP/1.1 POST, and GET for the side-effect-free ListSessions", async () => {
+    const headers = { ...(await svc.auth(USER)), "content-type": "application/json" };
+    const post = await fetch(`${svc.baseUrl}/practice.v1.PracticeSessionService/ListSessions`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ quizId: quiz.quizId, limit: 5 }),
+    });
+    expect(post.status).toBe(200);
+    const body = (await post.json()) as { sessions: { quizId: string; totalQuestions: number }[] };
+    expect(body.sessions[0]).toMatchObject({ quizId: quiz.quizId, totalQuestions: 3 });
+
+    const message = encodeURIComponent(JSON.stringify({ quizId: quiz.quizId }));
+    const get = await fetch(
+      `${svc.baseUrl}/practice.v1.PracticeSessionService/ListSessions?connect=v1&encoding=json&message=${message}`,
+      { headers: await svc.auth(USER) },
+    );
+    expect(get.status).toBe(200);
+  });
+
+  it("gives Connect errors their HTTP status over Connect JSON", async () => {
+    const res = await fetch(`${svc.baseUrl}/practice.v1.PracticeSessionService/ListSessions`, {
+      method: "POST",
+      headers: { ...(await svc.auth(USER)), "content-type": "application/json" },
+      body: JSON.stringify({ quizId: "123456789" }),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ code: "not_found", message: "quiz not found" });
+  });
+
+  it("serves gRPC-Web", async () => {
+    const page = await svc.grpcWeb.listSessions(
+      { quizId: quiz.quizId },
+      { headers: await svc.auth(USER) },
+    );
+    expect(page.sessions).toHaveLength(1);
+  });
+
+  it("serves gRPC to buf curl", async () => {
+    const { stdout } = await promisify(execFile)("node_modules/.bin/buf", [
+      "curl",
+      "--protocol",
+      "grpc",
+      "--http2-prior-knowledge",
+      "--schema",
+      "proto",
+      "-H",
+      `authorization: Bearer ${await svc.token(USER)}`,
+      "-d",
+      JSON.stringify({ quiz_id: quiz.quizId }),
+      `${svc.baseUrl}/practice.v1.PracticeSessionService/StartSession`,
+    ]);
+    const response = JSON.parse(stdout);
+    expect(response.session.quizId).toBe(quiz.quizId);
+    expect(response.created).toBeUndefined(); // false: a resume
+  });
+
+  it("answers an unknown path with a problem+json 404", async () => {
+    const res = await svc.rest(USER, "GET", "/nothing/here");
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(await res.json()).toMatchObject({ code: "not_found", detail: "no such route" });
+  });
+});

@@ -1,0 +1,112 @@
+import { sql } from "kysely";
+import type { Db } from "../../src/db/database.js";
+
+export interface QuizFixture {
+  studyGuideId: string;
+  quizId: string;
+  questionIds: string[];
+}
+
+export interface QuizOptions {
+  questions?: number;
+  quizDeleted?: boolean;
+  studyGuideDeleted?: boolean;
+  createdBy?: string;
+}
+
+/** Inserts a study guide with one quiz of `questions` questions (default 3). */
+export async function insertQuiz(db: Db, options: QuizOptions = {}): Promise<QuizFixture> {
+  const deletedAt = new Date("2026-01-01T00:00:00Z");
+  const guide = await db
+    .insertInto("study_guides")
+    .values({ title: "Guide", deleted_at: options.studyGuideDeleted ? deletedAt : null })
+    .executeTakeFirstOrThrow();
+  const studyGuideId = String(guide.insertId);
+  const quiz = await db
+    .insertInto("quizzes")
+    .values({
+      study_guide_id: studyGuideId,
+      title: "Quiz",
+      created_by: options.createdBy ?? null,
+      deleted_at: options.quizDeleted ? deletedAt : null,
+    })
+    .executeTakeFirstOrThrow();
+  const quizId = String(quiz.insertId);
+  const questionIds: string[] = [];
+  for (let i = 0; i < (options.questions ?? 3); i++) {
+    questionIds.push(await insertQuestion(db, quizId, i + 1));
+  }
+  return { studyGuideId, quizId, questionIds };
+}
+
+export async function insertQuestion(db: Db, quizId: string, position: number): Promise<string> {
+  const row = await db
+    .insertInto("questions")
+    .values({ quiz_id: quizId, position, prompt: `Q${position}?`, correct_answer: `A${position}` })
+    .executeTakeFirstOrThrow();
+  return String(row.insertId);
+}
+
+export interface SessionRow {
+  id: string;
+  userId: string;
+  quizId: string;
+  startedAt: Date;
+  completedAt?: Date | null;
+  totalQuestions?: number;
+  correctAnswers?: number;
+}
+
+/** Inserts sessions directly, bypassing the service (history fixtures). */
+export async function insertSessions(db: Db, rows: SessionRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insertInto("practice_sessions")
+      .values(
+        rows.slice(i, i + 500).map((r) => ({
+          id: r.id,
+          user_id: r.userId,
+          quiz_id: r.quizId,
+          started_at: r.startedAt,
+          completed_at: r.completedAt ?? null,
+          total_questions: r.totalQuestions ?? 3,
+          correct_answers: r.correctAnswers ?? 0,
+        })),
+      )
+      .execute();
+  }
+}
+
+/** Inserts an answer row directly (SubmitAnswer is not built yet). */
+export async function insertAnswer(
+  db: Db,
+  answer: {
+    sessionId: string;
+    questionId: string;
+    userAnswer: string;
+    isCorrect: boolean;
+    answeredAt: Date;
+  },
+): Promise<void> {
+  await db
+    .insertInto("practice_session_answers")
+    .values({
+      session_id: answer.sessionId,
+      question_id: answer.questionId,
+      user_answer: answer.userAnswer,
+      is_correct: answer.isCorrect,
+      answered_at: answer.answeredAt,
+    })
+    .execute();
+}
+
+/** Rows of a table, for "nothing half-written" checks. */
+export async function countRows(
+  db: Db,
+  table: "practice_sessions" | "practice_session_questions" | "practice_session_answers",
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${sql.table(table)}`.execute(
+    db,
+  );
+  return Number(rows[0]?.n ?? 0);
+}

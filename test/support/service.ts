@@ -1,0 +1,104 @@
+import type { AddressInfo } from "node:net";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { pino } from "pino";
+import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { createAuthenticator } from "../../src/auth/authenticator.js";
+import { signToken } from "../../src/auth/tokens.js";
+import { openDatabase } from "../../src/db/connect.js";
+import { FakeClock } from "../../src/domain/clock.js";
+import { servePort } from "../../src/one-port.js";
+import { buildServer } from "../../src/server.js";
+import { createTestDatabase, type TestDatabase } from "./database.js";
+import { createGrpcClient } from "./grpc-client.js";
+import { TcpProxy } from "./tcp-proxy.js";
+
+export const TEST_SECRET = "test-secret-test-secret-test-secret-0123";
+
+export interface TestService {
+  database: TestDatabase;
+  /** Direct access to the test database (never through the proxy). */
+  db: TestDatabase["db"];
+  /** Set with `{ proxy: true }`: the service's path to the database. */
+  proxy: TcpProxy | undefined;
+  /** The service's clock: starts at the real time, moves only when told. */
+  clock: FakeClock;
+  baseUrl: string;
+  /** A valid token for user `sub`. */
+  token(sub: string): Promise<string>;
+  /** REST call with a bearer token for `user`. */
+  rest(user: string | null, method: string, path: string, init?: RequestInit): Promise<Response>;
+  connect: ReturnType<typeof createClient<typeof PracticeSessionService>>;
+  grpcWeb: ReturnType<typeof createClient<typeof PracticeSessionService>>;
+  grpc: ReturnType<typeof createGrpcClient<typeof PracticeSessionService>>;
+  /** Headers for Connect clients: `{ headers: auth(user) }`. */
+  auth(user: string): Promise<Record<string, string>>;
+  close(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  /** Reach the database through a TCP proxy the test can cut (svc.proxy). */
+  proxy?: boolean;
+}
+
+/** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const database = await createTestDatabase();
+  let db = database.db;
+  let proxy: TcpProxy | undefined;
+  let closeDb = async () => {};
+  if (options.proxy) {
+    const url = new URL(database.url);
+    proxy = new TcpProxy(url.hostname, Number(url.port || 3306));
+    await proxy.start();
+    url.host = `127.0.0.1:${proxy.port}`;
+    const handle = openDatabase({ url: url.toString(), poolSize: 5, connectTimeoutMs: 1000 });
+    db = handle.db;
+    closeDb = handle.close;
+  }
+  const clock = new FakeClock(new Date());
+  const app = await buildServer({
+    db,
+    clock,
+    authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    shutdownTimeoutMs: 1000,
+  });
+  const port = servePort(app, false);
+  await port.listen(0, "127.0.0.1");
+  const { port: portNumber } = port.server.address() as AddressInfo;
+  const baseUrl = `http://127.0.0.1:${portNumber}`;
+  const token = (sub: string) => signToken(TEST_SECRET, sub, { now: clock.now() });
+  const auth = async (user: string) => ({ authorization: `Bearer ${await token(user)}` });
+  const grpc = createGrpcClient(PracticeSessionService, `127.0.0.1:${portNumber}`);
+  return {
+    database,
+    db: database.db,
+    proxy,
+    clock,
+    baseUrl,
+    token,
+    auth,
+    async rest(user, method, path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (user !== null) headers.set("authorization", `Bearer ${await token(user)}`);
+      return fetch(`${baseUrl}${path}`, { ...init, method, headers });
+    },
+    connect: createClient(
+      PracticeSessionService,
+      createConnectTransport({ baseUrl, httpVersion: "2" }),
+    ),
+    grpcWeb: createClient(
+      PracticeSessionService,
+      createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+    ),
+    grpc,
+    async close() {
+      grpc.close();
+      await port.close(1000);
+      await proxy?.cut();
+      await closeDb();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import type { AddressInfo } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
+
+/**
+ * A TCP proxy on 127.0.0.1 to a target port, which a test can cut (drop every
+ * connection and refuse new ones) and restore: a database outage without
+ * stopping the shared database server.
+ */
+export class TcpProxy {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(port = 0): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.targetPort, this.targetHost);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+    this.server = server;
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  /** Drops every open connection and stops listening. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise((resolve) => server.close(resolve));
+  }
+
+  /** Listens again on the same port. */
+  async restore(): Promise<void> {
+    await this.start(this.port);
+  }
+}
