@@ -48,7 +48,9 @@ export interface SessionPageQuery {
  *
  * The keyset condition is written `started_at <= t AND (started_at < t OR id < i)`
  * rather than `(started_at, id) < (t, i)`: MariaDB reads the whole history
- * for the row-value form, and a range of the index sessions_by_start for this one.
+ * for the row-value form. It reads a range of about `take` entries of
+ * sessions_by_start for this one, as long as that index covers every column
+ * selected here (add a column here, add it to the index).
  */
 export async function findSessionPage(db: Db, q: SessionPageQuery) {
   let page = db
