@@ -1,29 +1,48 @@
 import { ConnectError } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
-import { isDatabaseUnavailable, isDuplicateKey, isTransientConflict } from "../db/errors.js";
+import {
+  isDatabaseUnavailable,
+  isDuplicateKey,
+  isForeignKeyViolation,
+  isTransientConflict,
+} from "../db/errors.js";
 import {
   deleteStaleSession,
   findSessionPage,
+  findSessionWithAnswers,
+  findSnapshot,
+  findSnapshotQuestion,
   findStartState,
+  incrementCorrectAnswers,
+  insertAnswer,
   insertSessionCountingQuestions,
   insertSnapshot,
+  lockSession,
+  markCompleted,
   ONE_ACTIVE_SESSION_KEY,
+  ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
+import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
   DEFAULT_PAGE_SIZE,
+  isAcceptableAnswer,
   isDatabaseId,
+  isSessionId,
   isStale,
+  MAX_ANSWER_LENGTH,
   MAX_PAGE_SIZE,
   type Session,
   type SessionStatus,
   type SessionSummary,
+  type SnapshotQuestion,
   staleCutoff,
 } from "../domain/session.js";
+import { toSession, toSummary } from "./rows.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -47,8 +66,25 @@ export interface StartResult {
   created: boolean;
 }
 
-/** How often a start runs again after losing a race or a deadlock. */
-const START_ATTEMPTS = 5;
+export interface SessionDetail {
+  session: Session;
+  questions: SnapshotQuestion[];
+}
+
+export interface AnswerInput {
+  sessionId: string;
+  questionId: string;
+  userAnswer: string;
+}
+
+export interface AnswerResult {
+  answer: Answer;
+  /** The session's counts after the answer. */
+  session: SessionSummary;
+}
+
+/** How often a write runs again after losing a race or a deadlock. */
+const ATTEMPTS = 5;
 
 /**
  * The practice sessions use cases, shared by every transport. Each method
@@ -101,25 +137,20 @@ export class PracticeSessions {
    */
   async startSession(userId: string, quizId: string): Promise<StartResult> {
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.startOnce(userId, quizId);
-      } catch (err) {
-        const lostRace = isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY) || isTransientConflict(err);
-        if (!lostRace || attempt >= START_ATTEMPTS) throw toServiceError(err);
-      }
-    }
+    return retrying(
+      () => this.startOnce(userId, quizId),
+      (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY),
+    );
   }
 
   private async startOnce(userId: string, quizId: string): Promise<StartResult> {
     const now = this.clock.now();
     const rows = await findStartState(this.db, userId, quizId);
-    const first = rows[0];
-    if (first === undefined) throw errors.quizNotFound();
-    if (first.id !== null) {
-      const session: Session = { ...toSummary(first), answers: rows.flatMap(toAnswer) };
-      if (!isStale(session, now)) return { session, created: false };
-      await deleteStaleSession(this.db, session.id, staleCutoff(now));
+    if (rows.length === 0) throw errors.quizNotFound();
+    const existing = toSession(rows);
+    if (existing !== undefined) {
+      if (!isStale(existing, now)) return { session: existing, created: false };
+      await deleteStaleSession(this.db, existing.id, staleCutoff(now));
     }
 
     const id = this.newSessionId();
@@ -147,6 +178,108 @@ export class PracticeSessions {
       },
     };
   }
+
+  /** One of the user's sessions with its answers and snapshot, whatever became of its quiz. */
+  async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
+    if (!isSessionId(sessionId)) throw errors.sessionNotFound();
+    return guard(async () => {
+      const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
+      if (session === undefined) throw errors.sessionNotFound();
+      const snapshot = await findSnapshot(this.db, sessionId);
+      const questions = snapshot.map((q) => ({ position: q.position, questionId: q.question_id }));
+      return { session, questions };
+    });
+  }
+
+  /**
+   * Records an answer to a question of the session's snapshot and, if it is
+   * correct, counts it, in one transaction that holds the session's row lock:
+   * an answer racing completion either lands first and counts, or sees the
+   * session completed and is refused. Time is read under the lock, so no
+   * answer is ever later than its session's completed_at.
+   */
+  async submitAnswer(userId: string, input: AnswerInput): Promise<AnswerResult> {
+    if (!isSessionId(input.sessionId)) throw errors.sessionNotFound();
+    if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
+    if (!isAcceptableAnswer(input.userAnswer)) {
+      throw errors.invalidArgument(
+        `user_answer must be 1 to ${MAX_ANSWER_LENGTH} characters and not only white space`,
+      );
+    }
+    const submit = () =>
+      this.db.transaction().execute(async (trx) => {
+        const row = await lockSession(trx, userId, input.sessionId);
+        if (row === undefined) throw errors.sessionNotFound();
+        if (row.completed_at !== null) throw errors.sessionCompleted();
+        const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
+        if (question === undefined) throw errors.questionNotInSession();
+        const answer: Answer = {
+          questionId: input.questionId,
+          userAnswer: input.userAnswer,
+          isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
+          answeredAt: this.clock.now(),
+        };
+        await insertAnswer(trx, {
+          session_id: input.sessionId,
+          question_id: answer.questionId,
+          user_answer: answer.userAnswer,
+          is_correct: answer.isCorrect,
+          answered_at: answer.answeredAt,
+        }).catch((err: unknown) => {
+          if (isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY)) throw errors.alreadyAnswered();
+          // The question was deleted between the snapshot check and the insert.
+          if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
+          throw err;
+        });
+        if (answer.isCorrect) await incrementCorrectAnswers(trx, input.sessionId);
+        const session = toSummary(row);
+        return {
+          answer,
+          session: {
+            ...session,
+            correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+          },
+        };
+      });
+    return retrying(submit);
+  }
+
+  /**
+   * Completes an in-progress session: completed_at is set under the
+   * session's row lock, and the score follows from it. Completing twice is
+   * refused and changes nothing. Completion frees the (user, quiz) slot.
+   */
+  async completeSession(userId: string, sessionId: string): Promise<Session> {
+    if (!isSessionId(sessionId)) throw errors.sessionNotFound();
+    await retrying(() =>
+      this.db.transaction().execute(async (trx) => {
+        const row = await lockSession(trx, userId, sessionId);
+        if (row === undefined) throw errors.sessionNotFound();
+        if (row.completed_at !== null) throw errors.sessionCompleted();
+        await markCompleted(trx, sessionId, this.clock.now());
+      }),
+    );
+    return (await this.getSession(userId, sessionId)).session;
+  }
+}
+
+/**
+ * Runs `attempt` again while it fails with a deadlock, a lock wait timeout or
+ * `retryWhen`, at most ATTEMPTS times. Every failure that escapes is a
+ * ConnectError; a database error stays reachable as its `cause`.
+ */
+async function retrying<T>(
+  attempt: () => Promise<T>,
+  retryWhen?: (err: unknown) => boolean,
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const again = isTransientConflict(err) || retryWhen?.(err) === true;
+      if (!again || n >= ATTEMPTS) throw toServiceError(err);
+    }
+  }
 }
 
 /** Runs a database call, turning its failures into service errors. */
@@ -162,44 +295,4 @@ async function guard<T>(run: () => Promise<T>): Promise<T> {
 export function toServiceError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   return isDatabaseUnavailable(err) ? errors.unavailable(err) : errors.internal(err);
-}
-
-interface SummaryColumns {
-  id: string | null;
-  quiz_id: string | null;
-  started_at: Date | null;
-  completed_at: Date | null;
-  total_questions: number | null;
-  correct_answers: number | null;
-}
-
-function toSummary(row: SummaryColumns): SessionSummary {
-  return {
-    id: row.id ?? "",
-    quizId: row.quiz_id ?? "",
-    startedAt: row.started_at ?? new Date(0),
-    completedAt: row.completed_at,
-    totalQuestions: row.total_questions ?? 0,
-    correctAnswers: row.correct_answers ?? 0,
-  };
-}
-
-interface AnswerColumns {
-  answer_id: string | null;
-  question_id: string | null;
-  user_answer: string | null;
-  is_correct: number | null;
-  answered_at: Date | null;
-}
-
-function toAnswer(row: AnswerColumns): Answer[] {
-  if (row.answer_id === null || row.answered_at === null) return [];
-  return [
-    {
-      questionId: row.question_id,
-      userAnswer: row.user_answer,
-      isCorrect: row.is_correct === null ? null : row.is_correct === 1,
-      answeredAt: row.answered_at,
-    },
-  ];
 }

@@ -87,4 +87,4 @@ export interface PracticeSessionAnswerTable {
 
 export type PracticeSessionRow = Selectable<PracticeSessionTable>;
 export type NewPracticeSession = Insertable<PracticeSessionTable>;
-export type AnswerRow = Selectable<PracticeSessionAnswerTable>;
+export type NewAnswer = Insertable<PracticeSessionAnswerTable>;

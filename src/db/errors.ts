@@ -65,3 +65,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     message,
   );
 }
+
+/** A foreign key's parent row is missing (errno 1452), e.g. a question deleted meanwhile. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  return asMysqlError(err).errno === 1452;
+}

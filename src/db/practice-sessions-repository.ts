@@ -1,7 +1,7 @@
 import { type SelectQueryBuilder, sql } from "kysely";
 import type { Cursor } from "../domain/cursor.js";
 import type { SessionStatus } from "../domain/session.js";
-import type { Database, Db, NewPracticeSession } from "./database.js";
+import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
 
 /**
  * SQL of the practice sessions. Each function is one statement (one round
@@ -79,6 +79,21 @@ function newestFirst<O>(query: SelectQueryBuilder<Database, "practice_sessions",
   return query.orderBy("started_at", "desc").orderBy("id", "desc");
 }
 
+/** Columns of a session and of one of its answers (null when it has none). */
+const sessionWithAnswerColumns = [
+  "s.id",
+  "s.quiz_id",
+  "s.started_at",
+  "s.completed_at",
+  "s.total_questions",
+  "s.correct_answers",
+  "a.id as answer_id",
+  "a.question_id",
+  "a.user_answer",
+  "a.is_correct",
+  "a.answered_at",
+] as const;
+
 /**
  * The state a start needs, in one statement: whether the quiz is live (no row
  * if not), the user's in-progress session on it (null columns if none), and
@@ -91,22 +106,98 @@ export async function findStartState(db: Db, userId: string, quizId: string) {
       join.on("s.user_id", "=", userId).on("s.quiz_id", "=", quizId).on("s.active", "=", 1),
     )
     .leftJoin("practice_session_answers as a", "a.session_id", "s.id")
-    .select([
-      "s.id",
-      "s.quiz_id",
-      "s.started_at",
-      "s.completed_at",
-      "s.total_questions",
-      "s.correct_answers",
-      "a.id as answer_id",
-      "a.question_id",
-      "a.user_answer",
-      "a.is_correct",
-      "a.answered_at",
-    ])
+    .select(sessionWithAnswerColumns)
     .orderBy("a.answered_at")
     .orderBy("a.id")
     .execute();
+}
+
+/**
+ * A user's session and its answers, oldest first, in one statement (one row
+ * per answer, or one row with null answer columns); no rows if the session
+ * does not exist or is another user's. Whether the quiz is live plays no part.
+ */
+export async function findSessionWithAnswers(db: Db, userId: string, sessionId: string) {
+  return db
+    .selectFrom("practice_sessions as s")
+    .leftJoin("practice_session_answers as a", "a.session_id", "s.id")
+    .select(sessionWithAnswerColumns)
+    .where("s.id", "=", sessionId)
+    .where("s.user_id", "=", userId)
+    .orderBy("a.answered_at")
+    .orderBy("a.id")
+    .execute();
+}
+
+/** A session's snapshot, by position. */
+export async function findSnapshot(db: Db, sessionId: string) {
+  return db
+    .selectFrom("practice_session_questions")
+    .select(["position", "question_id"])
+    .where("session_id", "=", sessionId)
+    .orderBy("position")
+    .execute();
+}
+
+/**
+ * Reads a user's session and locks its row until the transaction ends, so
+ * answers and completion of one session run one after the other. Undefined
+ * if the session does not exist or is another user's.
+ */
+export async function lockSession(trx: Db, userId: string, sessionId: string) {
+  return trx
+    .selectFrom("practice_sessions")
+    .select(summaryColumns)
+    .where("id", "=", sessionId)
+    .where("user_id", "=", userId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/**
+ * The correct answer of a question that is in the session's snapshot and
+ * still exists; undefined otherwise. A plain read: locking the question row
+ * would make every user answering it wait on each other.
+ */
+export async function findSnapshotQuestion(db: Db, sessionId: string, questionId: string) {
+  return db
+    .selectFrom("practice_session_questions as sq")
+    .innerJoin("questions as q", "q.id", "sq.question_id")
+    .select("q.correct_answer")
+    .where("sq.session_id", "=", sessionId)
+    .where("sq.question_id", "=", questionId)
+    .executeTakeFirst();
+}
+
+/** The unique key that allows one answer per question and session. */
+export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
+
+/**
+ * Inserts an answer. Throws a duplicate-key error on
+ * ONE_ANSWER_PER_QUESTION_KEY when the question is answered already.
+ */
+export async function insertAnswer(db: Db, answer: NewAnswer): Promise<void> {
+  await db.insertInto("practice_session_answers").values(answer).execute();
+}
+
+/** Adds one to a session's correct_answers. */
+export async function incrementCorrectAnswers(db: Db, sessionId: string): Promise<void> {
+  await db
+    .updateTable("practice_sessions")
+    .set((eb) => ({ correct_answers: eb("correct_answers", "+", 1) }))
+    .where("id", "=", sessionId)
+    .execute();
+}
+
+/** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
+export async function markCompleted(db: Db, sessionId: string, at: Date): Promise<number> {
+  const result = await db
+    .updateTable("practice_sessions")
+    .set({ completed_at: at })
+    .where("id", "=", sessionId)
+    .where("completed_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { errors } from "./errors.js";
+import { isSessionId } from "./session.js";
 
 /**
  * Keyset position of a page boundary: the (started_at, id) of the last
@@ -11,7 +12,6 @@ export interface Cursor {
 }
 
 const VERSION = "v1";
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BASE64URL = /^[A-Za-z0-9_-]{1,200}$/;
 /** Largest millisecond value a DATETIME(3) can hold (9999-12-31T23:59:59.999Z). */
 const MAX_MS = 253402300799999;
@@ -32,7 +32,7 @@ export function decodeCursor(text: string): Cursor {
   if (version !== VERSION || ms === undefined || id === undefined || rest.length > 0) {
     throw invalidCursor();
   }
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !UUID.test(id)) {
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isSessionId(id)) {
     throw invalidCursor();
   }
   return { startedAt: new Date(Number(ms)), id };

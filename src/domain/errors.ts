@@ -12,6 +12,13 @@ import { Code, ConnectError } from "@connectrpc/connect";
 export const errors = {
   /** Quiz missing, soft-deleted, under a soft-deleted study guide, or not a quiz id. */
   quizNotFound: () => new ConnectError("quiz not found", Code.NotFound),
+  /** Another user's session, or an id that names none: one body for both. */
+  sessionNotFound: () => new ConnectError("session not found", Code.NotFound),
+  sessionCompleted: () => new ConnectError("session is already completed", Code.FailedPrecondition),
+  questionNotInSession: () =>
+    new ConnectError("question_id is not a question of this session", Code.InvalidArgument),
+  alreadyAnswered: () =>
+    new ConnectError("question already answered in this session", Code.AlreadyExists),
   routeNotFound: () => new ConnectError("no such route", Code.NotFound),
   quizHasNoQuestions: () =>
     new ConnectError("quiz has no questions to practise", Code.FailedPrecondition),

@@ -14,3 +14,16 @@ export function scorePercentage(
   if (totalQuestions <= 0) return 0;
   return Math.round((correctAnswers * 100) / totalQuestions);
 }
+
+/**
+ * Whether a user's answer matches the question's correct answer: compared
+ * with surrounding white space trimmed, case-insensitively, after Unicode NFC
+ * normalisation (so "é" typed as e + accent matches "é").
+ */
+export function isCorrectAnswer(userAnswer: string, correctAnswer: string): boolean {
+  return normalize(userAnswer) === normalize(correctAnswer);
+}
+
+function normalize(text: string): string {
+  return text.normalize("NFC").trim().toLowerCase();
+}

@@ -24,6 +24,33 @@ export interface Session extends SessionSummary {
   answers: Answer[];
 }
 
+/** One entry of a session's snapshot. */
+export interface SnapshotQuestion {
+  /** 1-based order in the quiz at session start. */
+  position: number;
+  /** Null once the question is hard-deleted. */
+  questionId: string | null;
+}
+
+/** Longest answer accepted, in characters (code points). */
+export const MAX_ANSWER_LENGTH = 1000;
+
+/** Whether `text` can be stored as an answer: 1..MAX_ANSWER_LENGTH characters, not all white space. */
+export function isAcceptableAnswer(text: string): boolean {
+  if (text.trim() === "") return false;
+  // Count code points, not UTF-16 units: an emoji is one character.
+  let length = 0;
+  for (const _ of text) if (++length > MAX_ANSWER_LENGTH) return false;
+  return true;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether `raw` has the shape of a session id (lowercase UUID text, as the service makes them). */
+export function isSessionId(raw: string): boolean {
+  return UUID.test(raw);
+}
+
 /** The list's status filter; `undefined` means both. */
 export type SessionStatus = "active" | "completed";
 

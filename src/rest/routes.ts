@@ -4,7 +4,7 @@ import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
 import { sendProblem } from "./problem.js";
-import { sessionToJson, summaryToJson } from "./to-json.js";
+import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
 
 export interface RestOptions {
   sessions: PracticeSessions;
@@ -17,6 +17,8 @@ declare module "fastify" {
     userId: string;
   }
 }
+
+type SessionRequest = FastifyRequest<{ Params: { id: string } }>;
 
 type QuizRequest = FastifyRequest<{
   Params: { quiz_id: string };
@@ -66,10 +68,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
   });
 
   app.post("/quizzes/:quiz_id/sessions", async (request: QuizRequest, reply) => {
-    const body = request.body;
-    if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
-      throw errors.invalidArgument("request body must be empty or a JSON object");
-    }
+    jsonObjectBody(request.body);
     const { session, created } = await sessions.startSession(
       request.userId,
       request.params.quiz_id,
@@ -79,6 +78,43 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     }
     return sessionToJson(session, session.answers);
   });
+
+  app.get("/sessions/:id", async (request: SessionRequest) => {
+    const { session, questions } = await sessions.getSession(request.userId, request.params.id);
+    return sessionDetailToJson(session, session.answers, questions);
+  });
+
+  app.post("/sessions/:id/answers", async (request: SessionRequest, reply) => {
+    const body = jsonObjectBody(request.body);
+    const { answer, session } = await sessions.submitAnswer(request.userId, {
+      sessionId: request.params.id,
+      questionId: stringField(body, "question_id"),
+      userAnswer: stringField(body, "user_answer"),
+    });
+    reply.code(201);
+    return { answer: answerToJson(answer), session: summaryToJson(session) };
+  });
+
+  app.post("/sessions/:id/complete", async (request: SessionRequest) => {
+    jsonObjectBody(request.body);
+    const session = await sessions.completeSession(request.userId, request.params.id);
+    return sessionToJson(session, session.answers);
+  });
+}
+
+/** The body as an object: a JSON object, or `{}` when there is none. */
+function jsonObjectBody(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw errors.invalidArgument("request body must be empty or a JSON object");
+  }
+  return body as Record<string, unknown>;
+}
+
+function stringField(body: Record<string, unknown>, name: string): string {
+  const value = body[name];
+  if (typeof value !== "string") throw errors.invalidArgument(`${name} must be a string`);
+  return value;
 }
 
 /** A query parameter given at most once. */

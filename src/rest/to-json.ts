@@ -1,5 +1,5 @@
 import { scorePercentage } from "../domain/scoring.js";
-import type { Answer, SessionSummary } from "../domain/session.js";
+import type { Answer, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 
 /**
  * The REST JSON shapes: snake_case names of the spec, RFC 3339 UTC times with
@@ -23,7 +23,7 @@ export function sessionToJson(s: SessionSummary, answers: Answer[]) {
   return { ...summaryToJson(s), answers: answers.map(answerToJson) };
 }
 
-function answerToJson(a: Answer) {
+export function answerToJson(a: Answer) {
   return {
     question_id: a.questionId,
     user_answer: a.userAnswer,
@@ -32,8 +32,22 @@ function answerToJson(a: Answer) {
   };
 }
 
+/** GET /sessions/{id}: the session, its answers and its snapshot. */
+export function sessionDetailToJson(
+  s: SessionSummary,
+  answers: Answer[],
+  questions: SnapshotQuestion[],
+) {
+  return {
+    ...sessionToJson(s, answers),
+    questions: questions.map((q) => ({ position: q.position, question_id: q.questionId })),
+  };
+}
+
 export type SummaryJson = ReturnType<typeof summaryToJson>;
 export type SessionJson = ReturnType<typeof sessionToJson>;
+export type SessionDetailJson = ReturnType<typeof sessionDetailToJson>;
+export type AnswerJson = ReturnType<typeof answerToJson>;
 export interface PageJson {
   sessions: SummaryJson[];
   next_cursor: string | null;

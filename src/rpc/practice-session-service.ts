@@ -7,7 +7,7 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
-import { sessionToProto } from "./to-proto.js";
+import { answerToProto, sessionToProto } from "./to-proto.js";
 
 /**
  * PracticeSessionService over Connect, gRPC and gRPC-Web: parse the request,
@@ -35,6 +35,31 @@ export function practiceSessionService(
     async startSession(req, ctx) {
       const { session, created } = await sessions.startSession(userId(ctx), req.quizId);
       return { session: sessionToProto(session, session.answers), created };
+    },
+
+    async getSession(req, ctx) {
+      const { session, questions } = await sessions.getSession(userId(ctx), req.sessionId);
+      return {
+        session: sessionToProto(session, session.answers),
+        questions: questions.map((q) => ({
+          position: q.position,
+          questionId: q.questionId ?? undefined,
+        })),
+      };
+    },
+
+    async submitAnswer(req, ctx) {
+      const { answer, session } = await sessions.submitAnswer(userId(ctx), {
+        sessionId: req.sessionId,
+        questionId: req.questionId,
+        userAnswer: req.userAnswer,
+      });
+      return { answer: answerToProto(answer), session: sessionToProto(session) };
+    },
+
+    async completeSession(req, ctx) {
+      const session = await sessions.completeSession(userId(ctx), req.sessionId);
+      return { session: sessionToProto(session, session.answers) };
     },
   };
 }

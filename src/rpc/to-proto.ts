@@ -25,7 +25,7 @@ export function sessionToProto(session: SessionSummary, answers: Answer[] = []):
   });
 }
 
-function answerToProto(answer: Answer): AnswerMessage {
+export function answerToProto(answer: Answer): AnswerMessage {
   return create(AnswerSchema, {
     questionId: answer.questionId ?? undefined,
     userAnswer: answer.userAnswer ?? undefined,

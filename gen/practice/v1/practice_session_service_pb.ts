@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file practice/v1/practice_session_service.proto.
  */
 export const file_practice_v1_practice_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpwCCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXJCEwoRX3Njb3JlX3BlcmNlbnRhZ2UitQEKBkFuc3dlchIYCgtxdWVzdGlvbl9pZBgBIAEoCUgAiAEBEhgKC3VzZXJfYW5zd2VyGAIgASgJSAGIAQESFwoKaXNfY29ycmVjdBgDIAEoCEgCiAEBEi8KC2Fuc3dlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIOCgxfcXVlc3Rpb25faWRCDgoMX3VzZXJfYW5zd2VyQg0KC19pc19jb3JyZWN0InEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRIqCgZzdGF0dXMYAiABKA4yGi5wcmFjdGljZS52MS5TZXNzaW9uU3RhdHVzEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJtChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIuCghzZXNzaW9ucxgBIAMoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbhITCgtuZXh0X2N1cnNvchgCIAEoCRIQCghoYXNfbW9yZRgDIAEoCCImChNTdGFydFNlc3Npb25SZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkiVgoUU3RhcnRTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbhIPCgdjcmVhdGVkGAIgASgIKmgKDVNlc3Npb25TdGF0dXMSHgoaU0VTU0lPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIZChVTRVNTSU9OX1NUQVRVU19BQ1RJVkUQARIcChhTRVNTSU9OX1NUQVRVU19DT01QTEVURUQQAjLHAQoWUHJhY3RpY2VTZXNzaW9uU2VydmljZRJYCgxMaXN0U2Vzc2lvbnMSIC5wcmFjdGljZS52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiEucHJhY3RpY2UudjEuTGlzdFNlc3Npb25zUmVzcG9uc2UiA5ACARJTCgxTdGFydFNlc3Npb24SIC5wcmFjdGljZS52MS5TdGFydFNlc3Npb25SZXF1ZXN0GiEucHJhY3RpY2UudjEuU3RhcnRTZXNzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpwCCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXJCEwoRX3Njb3JlX3BlcmNlbnRhZ2UitQEKBkFuc3dlchIYCgtxdWVzdGlvbl9pZBgBIAEoCUgAiAEBEhgKC3VzZXJfYW5zd2VyGAIgASgJSAGIAQESFwoKaXNfY29ycmVjdBgDIAEoCEgCiAEBEi8KC2Fuc3dlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIOCgxfcXVlc3Rpb25faWRCDgoMX3VzZXJfYW5zd2VyQg0KC19pc19jb3JyZWN0InEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRIqCgZzdGF0dXMYAiABKA4yGi5wcmFjdGljZS52MS5TZXNzaW9uU3RhdHVzEg0KBWxpbWl0GAMgASgFEg4KBmN1cnNvchgEIAEoCSJtChRMaXN0U2Vzc2lvbnNSZXNwb25zZRIuCghzZXNzaW9ucxgBIAMoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbhITCgtuZXh0X2N1cnNvchgCIAEoCRIQCghoYXNfbW9yZRgDIAEoCCImChNTdGFydFNlc3Npb25SZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkiVgoUU3RhcnRTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbhIPCgdjcmVhdGVkGAIgASgIIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJOChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQFCDgoMX3F1ZXN0aW9uX2lkIlMKE1N1Ym1pdEFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtxdWVzdGlvbl9pZBgCIAEoCRITCgt1c2VyX2Fuc3dlchgDIAEoCSJqChRTdWJtaXRBbnN3ZXJSZXNwb25zZRIjCgZhbnN3ZXIYASABKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISLQoHc2Vzc2lvbhgCIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiIsChZDb21wbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiSAoXQ29tcGxldGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbipoCg1TZXNzaW9uU3RhdHVzEh4KGlNFU1NJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVU0VTU0lPTl9TVEFUVVNfQUNUSVZFEAESHAoYU0VTU0lPTl9TVEFUVVNfQ09NUExFVEVEEAIyzgMKFlByYWN0aWNlU2Vzc2lvblNlcnZpY2USWAoMTGlzdFNlc3Npb25zEiAucHJhY3RpY2UudjEuTGlzdFNlc3Npb25zUmVxdWVzdBohLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESUwoMU3RhcnRTZXNzaW9uEiAucHJhY3RpY2UudjEuU3RhcnRTZXNzaW9uUmVxdWVzdBohLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlc3BvbnNlElIKCkdldFNlc3Npb24SHi5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnByYWN0aWNlLnYxLkdldFNlc3Npb25SZXNwb25zZSIDkAIBElMKDFN1Ym1pdEFuc3dlchIgLnByYWN0aWNlLnYxLlN1Ym1pdEFuc3dlclJlcXVlc3QaIS5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXNwb25zZRJcCg9Db21wbGV0ZVNlc3Npb24SIy5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXF1ZXN0GiQucHJhY3RpY2UudjEuQ29tcGxldGVTZXNzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * PracticeSession is one attempt by one user on one quiz.
@@ -227,6 +227,170 @@ export const StartSessionResponseSchema: GenMessage<StartSessionResponse> = /*@_
   messageDesc(file_practice_v1_practice_session_service, 5);
 
 /**
+ * @generated from message practice.v1.GetSessionRequest
+ */
+export type GetSessionRequest = Message<"practice.v1.GetSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message practice.v1.GetSessionRequest.
+ * Use `create(GetSessionRequestSchema)` to create a new message.
+ */
+export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 6);
+
+/**
+ * @generated from message practice.v1.GetSessionResponse
+ */
+export type GetSessionResponse = Message<"practice.v1.GetSessionResponse"> & {
+  /**
+   * The session with every answer so far, oldest first.
+   *
+   * @generated from field: practice.v1.PracticeSession session = 1;
+   */
+  session?: PracticeSession | undefined;
+
+  /**
+   * The snapshot frozen at start, by position.
+   *
+   * @generated from field: repeated practice.v1.SnapshotQuestion questions = 2;
+   */
+  questions: SnapshotQuestion[];
+};
+
+/**
+ * Describes the message practice.v1.GetSessionResponse.
+ * Use `create(GetSessionResponseSchema)` to create a new message.
+ */
+export const GetSessionResponseSchema: GenMessage<GetSessionResponse> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 7);
+
+/**
+ * SnapshotQuestion is one entry of a session's snapshot.
+ *
+ * @generated from message practice.v1.SnapshotQuestion
+ */
+export type SnapshotQuestion = Message<"practice.v1.SnapshotQuestion"> & {
+  /**
+   * 1-based order of the question in the quiz when the session started.
+   *
+   * @generated from field: int32 position = 1;
+   */
+  position: number;
+
+  /**
+   * Unset once the question has been deleted from the quiz.
+   *
+   * @generated from field: optional string question_id = 2;
+   */
+  questionId?: string | undefined;
+};
+
+/**
+ * Describes the message practice.v1.SnapshotQuestion.
+ * Use `create(SnapshotQuestionSchema)` to create a new message.
+ */
+export const SnapshotQuestionSchema: GenMessage<SnapshotQuestion> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 8);
+
+/**
+ * @generated from message practice.v1.SubmitAnswerRequest
+ */
+export type SubmitAnswerRequest = Message<"practice.v1.SubmitAnswerRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+
+  /**
+   * A question of the session's snapshot, not since deleted.
+   *
+   * @generated from field: string question_id = 2;
+   */
+  questionId: string;
+
+  /**
+   * 1 to 1000 characters, not only white space.
+   *
+   * @generated from field: string user_answer = 3;
+   */
+  userAnswer: string;
+};
+
+/**
+ * Describes the message practice.v1.SubmitAnswerRequest.
+ * Use `create(SubmitAnswerRequestSchema)` to create a new message.
+ */
+export const SubmitAnswerRequestSchema: GenMessage<SubmitAnswerRequest> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 9);
+
+/**
+ * @generated from message practice.v1.SubmitAnswerResponse
+ */
+export type SubmitAnswerResponse = Message<"practice.v1.SubmitAnswerResponse"> & {
+  /**
+   * The stored answer, with is_correct decided by the service.
+   *
+   * @generated from field: practice.v1.Answer answer = 1;
+   */
+  answer?: Answer | undefined;
+
+  /**
+   * The session's new counts (a summary: answers empty).
+   *
+   * @generated from field: practice.v1.PracticeSession session = 2;
+   */
+  session?: PracticeSession | undefined;
+};
+
+/**
+ * Describes the message practice.v1.SubmitAnswerResponse.
+ * Use `create(SubmitAnswerResponseSchema)` to create a new message.
+ */
+export const SubmitAnswerResponseSchema: GenMessage<SubmitAnswerResponse> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 10);
+
+/**
+ * @generated from message practice.v1.CompleteSessionRequest
+ */
+export type CompleteSessionRequest = Message<"practice.v1.CompleteSessionRequest"> & {
+  /**
+   * @generated from field: string session_id = 1;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message practice.v1.CompleteSessionRequest.
+ * Use `create(CompleteSessionRequestSchema)` to create a new message.
+ */
+export const CompleteSessionRequestSchema: GenMessage<CompleteSessionRequest> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 11);
+
+/**
+ * @generated from message practice.v1.CompleteSessionResponse
+ */
+export type CompleteSessionResponse = Message<"practice.v1.CompleteSessionResponse"> & {
+  /**
+   * The completed session with its answers and score_percentage.
+   *
+   * @generated from field: practice.v1.PracticeSession session = 1;
+   */
+  session?: PracticeSession | undefined;
+};
+
+/**
+ * Describes the message practice.v1.CompleteSessionResponse.
+ * Use `create(CompleteSessionResponseSchema)` to create a new message.
+ */
+export const CompleteSessionResponseSchema: GenMessage<CompleteSessionResponse> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 12);
+
+/**
  * SessionStatus filters ListSessions.
  *
  * @generated from enum practice.v1.SessionStatus
@@ -292,6 +456,44 @@ export const PracticeSessionService: GenService<{
     methodKind: "unary";
     input: typeof StartSessionRequestSchema;
     output: typeof StartSessionResponseSchema;
+  },
+  /**
+   * GetSession returns one of the caller's sessions with its answers (oldest
+   * first) and its snapshot. It is anchored on the session id alone, so it
+   * works after the quiz or its study guide is soft-deleted. Another user's
+   * session, or an id that names none, is NOT_FOUND.
+   *
+   * @generated from rpc practice.v1.PracticeSessionService.GetSession
+   */
+  getSession: {
+    methodKind: "unary";
+    input: typeof GetSessionRequestSchema;
+    output: typeof GetSessionResponseSchema;
+  },
+  /**
+   * SubmitAnswer records the caller's answer to one question of the
+   * session's snapshot; the service decides whether it is correct. One
+   * answer per question: a second is ALREADY_EXISTS. A completed session is
+   * FAILED_PRECONDITION.
+   *
+   * @generated from rpc practice.v1.PracticeSessionService.SubmitAnswer
+   */
+  submitAnswer: {
+    methodKind: "unary";
+    input: typeof SubmitAnswerRequestSchema;
+    output: typeof SubmitAnswerResponseSchema;
+  },
+  /**
+   * CompleteSession completes an in-progress session and fixes its score.
+   * Completing twice is FAILED_PRECONDITION and changes nothing. The next
+   * StartSession on the quiz then creates a new session.
+   *
+   * @generated from rpc practice.v1.PracticeSessionService.CompleteSession
+   */
+  completeSession: {
+    methodKind: "unary";
+    input: typeof CompleteSessionRequestSchema;
+    output: typeof CompleteSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_practice_v1_practice_session_service, 0);
