@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { scorePercentage } from "./scoring.js";
+import { isCorrectAnswer, scorePercentage } from "./scoring.js";
 
 const done = new Date("2026-01-01T00:00:00Z");
 
@@ -26,5 +26,22 @@ describe("scorePercentage", () => {
         expect(scorePercentage(correct, total, done)).toBe(expected);
       }
     }
+  });
+});
+
+describe("isCorrectAnswer", () => {
+  it("ignores surrounding white space and case", () => {
+    expect(isCorrectAnswer("  paris\n", "Paris")).toBe(true);
+    expect(isCorrectAnswer("PARIS", "paris")).toBe(true);
+  });
+
+  it("compares Unicode text in one normal form", () => {
+    expect(isCorrectAnswer("Caf\u0065\u0301", "Café")).toBe(true);
+  });
+
+  it("does not ignore inner differences", () => {
+    expect(isCorrectAnswer("par is", "paris")).toBe(false);
+    expect(isCorrectAnswer("paris!", "paris")).toBe(false);
+    expect(isCorrectAnswer("", "paris")).toBe(false);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { isDatabaseId, isStale, STALE_AFTER_MS, staleCutoff } from "./session.js";
+import {
+  isAcceptableAnswer,
+  isDatabaseId,
+  isSessionId,
+  isStale,
+  STALE_AFTER_MS,
+  staleCutoff,
+} from "./session.js";
 
 const now = new Date("2026-11-22T12:00:00.000Z");
 const summary = (startedAt: Date, completedAt: Date | null = null) => ({
@@ -46,5 +53,28 @@ describe("isDatabaseId", () => {
     "1; DROP TABLE quizzes",
   ])("refuses %j", (raw) => {
     expect(isDatabaseId(raw)).toBe(false);
+  });
+});
+
+describe("isAcceptableAnswer", () => {
+  it("takes 1 to 1000 characters, counting code points", () => {
+    expect(isAcceptableAnswer("a")).toBe(true);
+    expect(isAcceptableAnswer("a".repeat(1000))).toBe(true);
+    expect(isAcceptableAnswer("\u{1F600}".repeat(1000))).toBe(true);
+    expect(isAcceptableAnswer("a".repeat(1001))).toBe(false);
+  });
+
+  it("refuses empty and white-space-only text", () => {
+    expect(isAcceptableAnswer("")).toBe(false);
+    expect(isAcceptableAnswer(" \t\n")).toBe(false);
+  });
+});
+
+describe("isSessionId", () => {
+  it("accepts lowercase UUID text only", () => {
+    expect(isSessionId("01a2012c-5e61-726d-93d3-b1381cdf0235")).toBe(true);
+    expect(isSessionId("01A2012C-5E61-726D-93D3-B1381CDF0235")).toBe(false);
+    expect(isSessionId("01a2012c5e61726d93d3b1381cdf0235")).toBe(false);
+    expect(isSessionId("")).toBe(false);
   });
 });
