@@ -1,13 +1,57 @@
+import { createConnection } from "mysql2/promise";
 import { defineConfig } from "vitest/config";
+import { testServerUrl } from "./test/support/database.js";
+import { SummaryReporter } from "./test/support/summary-reporter.js";
 
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // Each integration file makes its own database and server; two cores here.
-    pool: "forks",
-    maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    globalSetup: ["test/support/global-setup.ts"],
-  },
+/**
+ * Unit tests once; the integration suite once per store: SQLite always,
+ * MySQL/MariaDB when one answers at TEST_DATABASE_URL (default local root).
+ * In CI (CI=true) a missing MySQL fails the run instead of skipping it.
+ */
+async function mysqlAnswers(url: string): Promise<string | undefined> {
+  try {
+    const connection = await createConnection({ uri: url, connectTimeout: 3000 });
+    await connection.end();
+    return undefined;
+  } catch (err) {
+    return String(err);
+  }
+}
+
+export default defineConfig(async () => {
+  const url = testServerUrl();
+  // Workers load this file again: check once, hand the answer down by env.
+  process.env.TEST_MYSQL_ERROR ??= (await mysqlAnswers(url)) ?? "";
+  const mysqlError = process.env.TEST_MYSQL_ERROR || undefined;
+  if (mysqlError && process.env.CI) {
+    throw new Error(`CI needs MySQL/MariaDB at ${url}: ${mysqlError}`);
+  }
+  const skippedNote = mysqlError
+    ? `MySQL run SKIPPED: no MySQL/MariaDB at ${url} (${mysqlError}). Only SQLite was tested; set TEST_DATABASE_URL to run both.`
+    : undefined;
+  // Vitest loads this file once per project too: warn once.
+  if (skippedNote && !process.env.TEST_MYSQL_WARNED) {
+    process.env.TEST_MYSQL_WARNED = "1";
+    console.warn(skippedNote);
+  }
+
+  const integration = (store: "sqlite" | "mysql") => ({
+    extends: true as const,
+    test: { name: store, include: ["test/**/*.test.ts"], env: { TEST_STORE: store } },
+  });
+  return {
+    test: {
+      // Each integration file makes its own database and server; two cores here.
+      pool: "forks",
+      maxWorkers: 2,
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+      reporters: ["default", new SummaryReporter(skippedNote)],
+      projects: [
+        { extends: true as const, test: { name: "unit", include: ["src/**/*.test.ts"] } },
+        integration("sqlite"),
+        ...(mysqlError ? [] : [integration("mysql")]),
+      ],
+    },
+  };
 });

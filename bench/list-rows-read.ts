@@ -129,12 +129,12 @@ async function explain(db: Db, query: CompiledQuery): Promise<ExplainRow[]> {
 }
 
 async function main(): Promise<void> {
-  const testDb = await createTestDatabase();
+  const testDb = await createTestDatabase("mysql");
   // One connection, so FLUSH STATUS, the query and SHOW SESSION STATUS share a session.
   const handle = openDatabase({ url: testDb.url, poolSize: 1, connectTimeoutMs: 3000 });
   let lastQuery: CompiledQuery | undefined;
   const db: Db = new Kysely<Database>({
-    dialect: new MysqlDialect({ pool: handle.pool }),
+    dialect: new MysqlDialect({ pool: handle.pool as NonNullable<typeof handle.pool> }),
     log(event) {
       if (event.level === "query") lastQuery = event.query;
     },

@@ -37,7 +37,8 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export const DEFAULT_DATABASE_URL = "mysql://root@127.0.0.1:3306/practice";
+/** Without DATABASE_URL: the embedded SQLite store, for trying the service. */
+export const DEFAULT_DATABASE_URL = "sqlite:./data/practice.db";
 
 type Env = Record<string, string | undefined>;
 
@@ -68,8 +69,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const databaseUrl = optional(env, "DATABASE_URL") ?? DEFAULT_DATABASE_URL;
-  if (!/^mysql:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl)) {
-    throw new ConfigError("DATABASE_URL must look like mysql://user:pass@host:port/database");
+  const mysql = /^mysql:\/\//.test(databaseUrl) && URL.canParse(databaseUrl);
+  const sqlite = /^sqlite:.+/.test(databaseUrl);
+  if (!mysql && !sqlite) {
+    throw new ConfigError(
+      "DATABASE_URL must be mysql://user:pass@host:port/database, sqlite:PATH or sqlite::memory:",
+    );
   }
 
   const certFile = optional(env, "TLS_CERT_FILE");

@@ -2,7 +2,8 @@ import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
-import { createDatabaseIfMissing, openDatabase } from "./db/connect.js";
+import { createDatabaseIfMissing, openDatabase, storeOf } from "./db/connect.js";
+import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
@@ -33,7 +34,16 @@ async function main() {
     connectTimeoutMs: config.dbConnectTimeoutMs,
   });
   const applied = await migrateToLatest(database.db);
-  logger.info({ applied }, "database migrated");
+  logger.info(
+    { store: database.store, applied },
+    `database migrated (${describeStore(config.databaseUrl)})`,
+  );
+  // The embedded store is for trying the service: give it something to practise.
+  let quizIds = await liveQuizIds(database.db, 2);
+  if (database.store === "sqlite" && quizIds.length === 0) {
+    quizIds = (await insertDemoContent(database.db)).quizIds;
+    logger.info({ quizIds }, "loaded the demo content");
+  }
 
   const app = await buildServer({
     db: database.db,
@@ -52,14 +62,18 @@ async function main() {
   if (devMode && jwt.secret !== undefined) {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
     const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
+    const quiz = quizIds[0] ?? "QUIZ_ID";
     console.log(
       [
         "",
+        `Store: ${describeStore(config.databaseUrl)}`,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
         `  export TOKEN=${token}`,
-        "Try (quiz ids from `npm run seed:demo`):",
-        `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/1/sessions`,
-        `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/1/sessions`,
+        quizIds.length > 0
+          ? `Try it on quiz ${quiz}:`
+          : "Try it (no quizzes yet: `npm run seed:demo` adds two):",
+        `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
+        `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
         "",
       ].join("\n"),
     );
@@ -84,6 +98,13 @@ async function main() {
   process.on("SIGINT", () => void stop("SIGINT"));
 }
 
+/** The store a URL names, for people: never the password. */
+function describeStore(databaseUrl: string): string {
+  if (storeOf(databaseUrl) === "sqlite") return `SQLite ${databaseUrl.slice("sqlite:".length)}`;
+  const url = new URL(databaseUrl);
+  return `MySQL ${url.host}${url.pathname}`;
+}
+
 /** Creates the database if missing, retrying while the server is not up yet. */
 async function waitForDatabase(config: Config, logger: pino.Logger) {
   const deadline = Date.now() + DATABASE_WAIT_MS;
@@ -93,9 +114,10 @@ async function waitForDatabase(config: Config, logger: pino.Logger) {
       return;
     } catch (err) {
       if (Date.now() > deadline) {
-        const url = new URL(config.databaseUrl);
-        url.password = url.password ? "***" : "";
-        throw new Error(`cannot reach the database at ${url} (set DATABASE_URL)`, { cause: err });
+        throw new Error(
+          `cannot reach the database ${describeStore(config.databaseUrl)} (set DATABASE_URL)`,
+          { cause: err },
+        );
       }
       logger.warn({ err: String(err) }, "database not reachable yet, retrying");
       await new Promise((resolve) => setTimeout(resolve, 1000));

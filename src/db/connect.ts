@@ -1,6 +1,21 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { Kysely, MysqlDialect } from "kysely";
 import { createConnection, createPool, type Pool } from "mysql2";
 import type { Database } from "./database.js";
+import { openSqlite } from "./sqlite.js";
+
+/** Which database a DATABASE_URL names: `mysql://…` or `sqlite:PATH` / `sqlite::memory:`. */
+export type Store = "mysql" | "sqlite";
+
+export function storeOf(url: string): Store {
+  return url.startsWith("sqlite:") ? "sqlite" : "mysql";
+}
+
+/** The file of a `sqlite:` URL, or ":memory:". */
+function sqliteFile(url: string): string {
+  return url.slice("sqlite:".length);
+}
 
 export interface DatabaseOptions {
   url: string;
@@ -10,17 +25,27 @@ export interface DatabaseOptions {
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
-  /** The mysql2 pool under Kysely, for pool metrics. */
-  pool: Pool;
+  store: Store;
+  /** The mysql2 pool under Kysely, for pool metrics; none for SQLite. */
+  pool?: Pool;
   close(): Promise<void>;
 }
 
+/** Opens the database `options.url` names. */
+export function openDatabase(options: DatabaseOptions): DatabaseHandle {
+  if (storeOf(options.url) === "sqlite") {
+    const db = openSqlite(sqliteFile(options.url));
+    return { db, store: "sqlite", close: () => db.destroy() };
+  }
+  return openMysql(options);
+}
+
 /**
- * Opens a pool on `options.url`. Times are read and written in UTC
+ * Opens a MySQL pool on `options.url`. Times are read and written in UTC
  * (`timezone: "Z"`), BIGINTs as strings, so nothing depends on the server's
  * or the process's time zone and no id loses precision.
  */
-export function openDatabase(options: DatabaseOptions): DatabaseHandle {
+function openMysql(options: DatabaseOptions): DatabaseHandle {
   const pool = createPool({
     uri: options.url,
     connectionLimit: options.poolSize,
@@ -34,7 +59,7 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
     queueLimit: options.poolSize * 100,
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
-  return { db, pool, close: () => db.destroy() };
+  return { db, store: "mysql", pool, close: () => db.destroy() };
 }
 
 /** The database name in a mysql:// URL. */
@@ -46,8 +71,16 @@ export function databaseName(url: string): string {
   return name;
 }
 
-/** Creates the URL's database if it is missing (needs the CREATE privilege). */
+/**
+ * Creates the URL's database if it is missing: the MySQL database (needs the
+ * CREATE privilege), or the SQLite file's folder.
+ */
 export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 5000): Promise<void> {
+  if (storeOf(url) === "sqlite") {
+    const file = sqliteFile(url);
+    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    return;
+  }
   const name = databaseName(url);
   const server = new URL(url);
   server.pathname = "/";
@@ -63,8 +96,9 @@ export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 50
   }
 }
 
-/** Drops the URL's database: for tests. */
+/** Drops the URL's MySQL database: for tests (an in-memory SQLite one goes with its handle). */
 export async function dropDatabase(url: string): Promise<void> {
+  if (storeOf(url) === "sqlite") return;
   const name = databaseName(url);
   const server = new URL(url);
   server.pathname = "/";

@@ -20,6 +20,18 @@ const QUIZZES = [
   },
 ] as const;
 
+/** Ids of the live quizzes, oldest first (at most `limit`). */
+export async function liveQuizIds(db: Db, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom("quizzes")
+    .select("id")
+    .where("deleted_at", "is", null)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Inserts a demo study guide with two quizzes; returns their ids. */
 export async function insertDemoContent(db: Db) {
   return db.transaction().execute(async (trx) => {

@@ -1,7 +1,8 @@
 /**
- * What a mysql2 error means for the caller. mysql2 errors carry `code`
- * (a string such as "ER_DUP_ENTRY" or "ECONNREFUSED") and, for server errors,
- * `errno` and `sqlMessage`.
+ * What a database error means for the caller, for both stores. mysql2 errors
+ * carry `code` (a string such as "ER_DUP_ENTRY" or "ECONNREFUSED") and, for
+ * server errors, `errno` and `sqlMessage`; better-sqlite3 errors carry `code`
+ * ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_BUSY", ...) and `message`.
  */
 interface MysqlError {
   code?: string;
@@ -14,20 +15,35 @@ function asMysqlError(err: unknown): MysqlError {
   return typeof err === "object" && err !== null ? (err as MysqlError) : {};
 }
 
+/** SQLite names the columns of a violated unique index, not the index. */
+const SQLITE_UNIQUE_COLUMNS: Record<string, string> = {
+  one_active_session:
+    "practice_sessions.user_id, practice_sessions.quiz_id, practice_sessions.active",
+  one_answer_per_question:
+    "practice_session_answers.session_id, practice_session_answers.question_id",
+};
+
 /**
  * Whether `err` is a duplicate entry on the unique key `key`. MySQL 8.0.19+
  * and TiDB name the key with its table ("practice_sessions.one_active_session"),
- * MariaDB without it.
+ * MariaDB without it; SQLite names its columns.
  */
 export function isDuplicateKey(err: unknown, key: string): boolean {
-  const { errno, sqlMessage = "" } = asMysqlError(err);
+  const { errno, code, sqlMessage = "" } = asMysqlError(err);
+  if (code === "SQLITE_CONSTRAINT_UNIQUE") {
+    const columns = SQLITE_UNIQUE_COLUMNS[key];
+    return columns !== undefined && (err as Error).message.endsWith(columns);
+  }
   return errno === 1062 && new RegExp(`'(?:\\w+\\.)?${key}'`).test(sqlMessage);
 }
 
-/** Deadlock or lock wait timeout: the transaction was rolled back; running it again is safe. */
+/**
+ * Deadlock or lock wait timeout (or a SQLite file busy in another process):
+ * the transaction was rolled back; running it again is safe.
+ */
 export function isTransientConflict(err: unknown): boolean {
-  const { errno } = asMysqlError(err);
-  return errno === 1213 || errno === 1205;
+  const { errno, code } = asMysqlError(err);
+  return errno === 1213 || errno === 1205 || code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
 }
 
 const UNREACHABLE = new Set([
@@ -48,6 +64,12 @@ const UNREACHABLE = new Set([
   "ER_QUERY_INTERRUPTED",
   "ER_LOCK_WAIT_TIMEOUT",
   "ER_LOCK_DEADLOCK",
+  "SQLITE_BUSY",
+  "SQLITE_LOCKED",
+  "SQLITE_CANTOPEN",
+  "SQLITE_FULL",
+  "SQLITE_READONLY",
+  "SQLITE_IOERR",
 ]);
 
 /**
@@ -57,16 +79,19 @@ const UNREACHABLE = new Set([
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = asMysqlError(err);
-  if (e.code !== undefined && UNREACHABLE.has(e.code)) return true;
+  // SQLite extends codes with a reason: SQLITE_IOERR_WRITE is an SQLITE_IOERR.
+  const code = e.code?.startsWith("SQLITE_IOERR") ? "SQLITE_IOERR" : e.code;
+  if (code !== undefined && UNREACHABLE.has(code)) return true;
   if (e.fatal === true) return true;
   const message = err instanceof Error ? err.message : "";
   // mysql2's pool and Kysely's driver say these in plain messages.
-  return /Queue limit reached|Pool is closed|connect ETIMEDOUT|Can't add new command when connection is in closed state/i.test(
+  return /Queue limit reached|Pool is closed|connect ETIMEDOUT|Can't add new command when connection is in closed state|database connection is not open/i.test(
     message,
   );
 }
 
 /** A foreign key's parent row is missing (errno 1452), e.g. a question deleted meanwhile. */
 export function isForeignKeyViolation(err: unknown): boolean {
-  return asMysqlError(err).errno === 1452;
+  const { errno, code } = asMysqlError(err);
+  return errno === 1452 || code === "SQLITE_CONSTRAINT_FOREIGNKEY";
 }

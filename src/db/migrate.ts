@@ -1,11 +1,15 @@
-import { type Kysely, Migrator } from "kysely";
+import { type Kysely, Migrator, SqliteAdapter } from "kysely";
 import type { Database } from "./database.js";
 import { migrationProvider } from "./migrations/index.js";
 
+function migrator(db: Kysely<Database>): Migrator {
+  const store = db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "mysql";
+  return new Migrator({ db, provider: migrationProvider(store) });
+}
+
 /** Applies every pending migration; throws with the failing migration's name. */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const { error, results = [] } = await migrator.migrateToLatest();
+  const { error, results = [] } = await migrator(db).migrateToLatest();
   const failed = results.find((r) => r.status === "Error");
   if (error !== undefined) {
     throw new Error(`migration ${failed?.migrationName ?? "(setup)"} failed`, { cause: error });
@@ -15,7 +19,6 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
 
 /** Whether every known migration has been applied: for readiness checks. */
 export async function isMigrated(db: Kysely<Database>): Promise<boolean> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
-  const migrations = await migrator.getMigrations();
+  const migrations = await migrator(db).getMigrations();
   return migrations.every((m) => m.executedAt !== undefined);
 }

@@ -1,34 +1,52 @@
 import { randomBytes } from "node:crypto";
-import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
+import {
+  createDatabaseIfMissing,
+  dropDatabase,
+  openDatabase,
+  type Store,
+} from "../../src/db/connect.js";
 import type { Db } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 
-/** The server the tests make their databases on: TEST_DATABASE_URL, or local root. */
+/** The server the tests make their MySQL databases on: TEST_DATABASE_URL, or local root. */
 export function testServerUrl(): string {
   return process.env.TEST_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
 }
 
+/** The store this test run is for (vitest.config.ts runs the suite once per store). */
+export function testStore(): Store {
+  return process.env.TEST_STORE === "mysql" ? "mysql" : "sqlite";
+}
+
 export interface TestDatabase {
   url: string;
+  store: Store;
   db: Db;
-  /** Drops the database. */
+  /** Closes and drops the database. */
   drop(): Promise<void>;
 }
 
-/** A new, migrated database with a random name, dropped by `drop()`. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const url = new URL(testServerUrl());
-  url.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-  const dbUrl = url.toString();
-  await createDatabaseIfMissing(dbUrl);
-  const handle = openDatabase({ url: dbUrl, poolSize: 10, connectTimeoutMs: 3000 });
+/**
+ * A new, migrated database: on MySQL one with a random name, dropped by
+ * `drop()`; on SQLite an in-memory one, gone when closed.
+ */
+export async function createTestDatabase(store: Store = testStore()): Promise<TestDatabase> {
+  let url = "sqlite::memory:";
+  if (store === "mysql") {
+    const server = new URL(testServerUrl());
+    server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
+    url = server.toString();
+  }
+  await createDatabaseIfMissing(url);
+  const handle = openDatabase({ url, poolSize: 10, connectTimeoutMs: 3000 });
   await migrateToLatest(handle.db);
   return {
-    url: dbUrl,
+    url,
+    store,
     db: handle.db,
     async drop() {
       await handle.close();
-      await dropDatabase(dbUrl);
+      await dropDatabase(url);
     },
   };
 }

@@ -48,6 +48,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   let proxy: TcpProxy | undefined;
   let closeDb = async () => {};
   if (options.proxy) {
+    if (database.store !== "mysql") throw new Error("a TCP proxy needs a MySQL test database");
     const url = new URL(database.url);
     proxy = new TcpProxy(url.hostname, Number(url.port || 3306));
     await proxy.start();

@@ -1,0 +1,115 @@
+import { createRequire } from "node:module";
+import {
+  Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  SelectQueryNode,
+  type SqliteDatabase,
+  SqliteDialect,
+  type UnknownRow,
+} from "kysely";
+import type { Database } from "./database.js";
+
+/**
+ * The embedded store: SQLite through better-sqlite3, for trying the service,
+ * local development and demos. The schema and queries are the MySQL ones;
+ * what SQLite lacks is made up here, so nothing above src/db/ can tell:
+ *
+ * - Times are stored as ISO 8601 text with milliseconds in UTC
+ *   ("2026-11-22T02:13:10.123Z"), which sorts like the instants it names:
+ *   Date parameters are written so, and time columns read back as Dates.
+ * - Booleans are bound as 0/1, and integer ids read back as strings, as mysql2
+ *   returns them.
+ * - `FOR UPDATE` is dropped: Kysely runs SQLite on one connection and holds it
+ *   for a whole transaction, so transactions already run one at a time.
+ */
+
+const TIME_COLUMNS = new Set([
+  "started_at",
+  "completed_at",
+  "answered_at",
+  "deleted_at",
+  "created_at",
+]);
+const ID_COLUMNS = new Set(["id", "quiz_id", "question_id", "study_guide_id", "answer_id"]);
+
+type BetterSqlite = new (filename: string) => SqliteDatabase & { pragma(source: string): unknown };
+
+/** Loads better-sqlite3, an optional dependency, with a clear error when it is missing. */
+function loadBetterSqlite(): BetterSqlite {
+  try {
+    return createRequire(import.meta.url)("better-sqlite3") as BetterSqlite;
+  } catch (err) {
+    throw new Error(
+      "DATABASE_URL asks for SQLite, but the optional package better-sqlite3 is not installed or did not build " +
+        "(it needs python3, make and a C++ compiler). Run `npm install better-sqlite3`, or set DATABASE_URL=mysql://...",
+      { cause: err },
+    );
+  }
+}
+
+/** Opens a SQLite file (or ":memory:") as a Kysely database. */
+export function openSqlite(filename: string): Kysely<Database> {
+  const BetterSqlite3 = loadBetterSqlite();
+  const raw = new BetterSqlite3(filename);
+  raw.pragma("foreign_keys = ON");
+  raw.pragma("busy_timeout = 5000");
+  if (filename !== ":memory:") {
+    raw.pragma("journal_mode = WAL");
+    raw.pragma("synchronous = NORMAL");
+  }
+  return new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withConversions(raw) }),
+    plugins: [new DropRowLocks()],
+  });
+}
+
+function withConversions(raw: SqliteDatabase): SqliteDatabase {
+  return {
+    close: () => raw.close(),
+    prepare(sql) {
+      const statement = raw.prepare(sql);
+      return {
+        reader: statement.reader,
+        all: (params) => statement.all(params.map(toSqlite)).map(fromSqlite),
+        run: (params) => statement.run(params.map(toSqlite)),
+        *iterate(params) {
+          for (const row of statement.iterate(params.map(toSqlite))) yield fromSqlite(row);
+        },
+      };
+    },
+  };
+}
+
+function toSqlite(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value;
+}
+
+function fromSqlite(row: unknown): unknown {
+  const record = row as Record<string, unknown>;
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value === "string" && TIME_COLUMNS.has(key)) record[key] = new Date(value);
+    else if ((typeof value === "number" || typeof value === "bigint") && ID_COLUMNS.has(key)) {
+      record[key] = String(value);
+    }
+  }
+  return record;
+}
+
+/** Removes `FOR UPDATE` and the other row-locking clauses, which SQLite does not parse (see above). */
+class DropRowLocks implements KyselyPlugin {
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    if (!SelectQueryNode.is(node) || !node.endModifiers?.length) return node;
+    return { ...node, endModifiers: [] } as SelectQueryNode;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
+}
