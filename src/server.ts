@@ -8,6 +8,7 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
+import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { authInterceptor } from "./rpc/auth-interceptor.js";
@@ -72,6 +73,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, { prefix, sessions, authenticator: deps.authenticator });
   }
+  await app.register(openApiRoute);
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
