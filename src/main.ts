@@ -6,6 +6,7 @@ import { createDatabaseIfMissing, openDatabase } from "./db/connect.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
+import { HealthMonitor } from "./ops/health.js";
 import { buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
@@ -20,7 +21,11 @@ async function main() {
     console.error(`configuration error: ${err.message}`);
     process.exit(2);
   }
-  const logger = pino({ level: config.logLevel });
+  const logger = pino({
+    level: config.logLevel,
+    // Nothing logs headers today; should an error ever carry them, no credential goes out.
+    redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
+  });
 
   // loadConfig refuses a missing key in production; elsewhere use a dev secret.
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
@@ -35,8 +40,13 @@ async function main() {
   const applied = await migrateToLatest(database.db);
   logger.info({ applied }, "database migrated");
 
+  const health = new HealthMonitor(database.db);
   const app = await buildServer({
     db: database.db,
+    pool: database.pool,
+    health,
+    corsOrigins: config.corsOrigins,
+    requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
@@ -70,6 +80,9 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    // NOT_SERVING first: health watchers hear it and their streams end, so
+    // the drain below waits only for real requests.
+    health.startDraining();
     try {
       await port.close(config.shutdownTimeoutMs);
       await database.close();

@@ -9,13 +9,8 @@ import { sessionToJson, summaryToJson } from "./to-json.js";
 export interface RestOptions {
   sessions: PracticeSessions;
   authenticator: Authenticator;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** Set by the REST gateway's auth hook. */
-    userId: string;
-  }
+  /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
+  requestTimeoutMs: number;
 }
 
 type QuizRequest = FastifyRequest<{
@@ -28,8 +23,12 @@ type QuizRequest = FastifyRequest<{
  * Register it once per prefix ("" and "/api"), in a scope of its own: the
  * Connect plugin replaces the content-type parsers of the scope it is in.
  */
-export async function restRoutes(app: FastifyInstance, { sessions, authenticator }: RestOptions) {
-  app.decorateRequest("userId", "");
+export async function restRoutes(
+  app: FastifyInstance,
+  { sessions, authenticator, requestTimeoutMs }: RestOptions,
+) {
+  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  const route = { handlerTimeout: requestTimeoutMs };
   app.setErrorHandler((err, request, reply) => {
     const sent = sendProblem(reply, err);
     if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
@@ -50,7 +49,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     request.userId = await authenticator.authenticate(request.headers.authorization);
   });
 
-  app.get("/quizzes/:quiz_id/sessions", async (request: QuizRequest) => {
+  app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
     const query = request.query;
     const page = await sessions.listSessions(request.userId, {
       quizId: request.params.quiz_id,
@@ -65,7 +64,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     };
   });
 
-  app.post("/quizzes/:quiz_id/sessions", async (request: QuizRequest, reply) => {
+  app.post("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest, reply) => {
     const body = request.body;
     if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
       throw errors.invalidArgument("request body must be empty or a JSON object");

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Pool } from "mysql2";
 import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
 import type { Db } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
@@ -11,6 +12,8 @@ export function testServerUrl(): string {
 export interface TestDatabase {
   url: string;
   db: Db;
+  /** The mysql2 pool under `db`. */
+  pool: Pool;
   /** Drops the database. */
   drop(): Promise<void>;
 }
@@ -26,6 +29,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: dbUrl,
     db: handle.db,
+    pool: handle.pool,
     async drop() {
       await handle.close();
       await dropDatabase(dbUrl);
