@@ -36,6 +36,12 @@ export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
   const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) =>
     app.routing(req, res),
   );
+  // This server never listens (the front server hands it sockets), and Node
+  // tracks HTTP/1.1 connections only from "listening" on: without this,
+  // closeIdleConnections() below does nothing (idle keep-alives then held
+  // shutdown for the client's or the server's 5 s keep-alive timeout) and
+  // headersTimeout / requestTimeout are never enforced.
+  h1.emit("listening");
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
@@ -75,6 +81,8 @@ export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
       clearInterval(idleSweep);
       for (const socket of sockets) socket.destroy();
       await closed;
+      // Stops the connection-tracking timer; it never listened, so no error matters.
+      h1.close(() => {});
       await app.close();
     },
   };
