@@ -7,11 +7,6 @@ export type Transport = "rest" | "connect" | "grpc" | "grpc-web";
 /** Request latency buckets, in seconds: sub-millisecond cache hits to slow outliers. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-interface Series {
-  count: Counter.Internal;
-  seconds: Histogram.Internal<"transport" | "procedure" | "code">;
-}
-
 /** mysql2 keeps its pool's state in these (untyped) fields. */
 interface PoolState {
   _allConnections?: { length: number };
@@ -28,13 +23,6 @@ export class Metrics {
   readonly registry = new Registry();
   readonly #requests: Counter<"transport" | "procedure" | "code">;
   readonly #latency: Histogram<"transport" | "procedure" | "code">;
-  /**
-   * Label children by transport, procedure and code. prom-client hashes a
-   * label set on every call; this keeps the hot path to three Map lookups
-   * of strings that already exist, without allocating.
-   */
-  readonly #series = new Map<string, Map<string, Map<string, Series>>>();
-
   constructor(pool?: Pool) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
@@ -54,28 +42,16 @@ export class Metrics {
     if (pool !== undefined) registerPoolGauges(pool, registers);
   }
 
-  /** Counts one finished request that took `seconds`. */
+  /**
+   * Counts one finished request that took `seconds`. One label object per
+   * request, nothing else: prom-client hashes it on each call (label
+   * children would hash again, so caching them buys nothing). Measured here:
+   * 1.4-2 µs for both series, against 3.5-5 µs for the request's log line.
+   */
   observe(transport: Transport, procedure: string, code: string, seconds: number): void {
-    let byProcedure = this.#series.get(transport);
-    if (byProcedure === undefined) {
-      byProcedure = new Map();
-      this.#series.set(transport, byProcedure);
-    }
-    let byCode = byProcedure.get(procedure);
-    if (byCode === undefined) {
-      byCode = new Map();
-      byProcedure.set(procedure, byCode);
-    }
-    let series = byCode.get(code);
-    if (series === undefined) {
-      series = {
-        count: this.#requests.labels(transport, procedure, code),
-        seconds: this.#latency.labels(transport, procedure, code),
-      };
-      byCode.set(code, series);
-    }
-    series.count.inc();
-    series.seconds.observe(seconds);
+    const labels = { transport, procedure, code };
+    this.#requests.inc(labels);
+    this.#latency.observe(labels, seconds);
   }
 }
 
