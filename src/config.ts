@@ -31,6 +31,10 @@ export interface Config {
   tls?: { certFile: string; keyFile: string };
   /** How long in-flight requests get to finish after SIGTERM. */
   shutdownTimeoutMs: number;
+  /** Longest a request may take before it ends with `deadline_exceeded`. */
+  requestTimeoutMs: number;
+  /** Browser origins allowed by CORS (`https://app.example.com`); empty: none. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -83,6 +87,20 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError("set both TLS_CERT_FILE and TLS_KEY_FILE, or neither");
   }
 
+  const corsOrigins = (optional(env, "CORS_ORIGINS") ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+  for (const origin of corsOrigins) {
+    // An origin is scheme://host[:port], nothing more: "*" or a path would
+    // silently allow more (or nothing) compared to what was meant.
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        `CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`,
+      );
+    }
+  }
+
   return {
     host: optional(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
@@ -94,6 +112,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: optional(env, "LOG_LEVEL") ?? "info",
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),
+    corsOrigins,
   };
 }
 

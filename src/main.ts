@@ -7,6 +7,7 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
+import { HealthMonitor } from "./ops/health.js";
 import { buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
@@ -21,7 +22,11 @@ async function main() {
     console.error(`configuration error: ${err.message}`);
     process.exit(2);
   }
-  const logger = pino({ level: config.logLevel });
+  const logger = pino({
+    level: config.logLevel,
+    // Nothing logs headers today; should an error ever carry them, no credential goes out.
+    redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
+  });
 
   // loadConfig refuses a missing key in production; elsewhere use a dev secret.
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
@@ -45,8 +50,13 @@ async function main() {
     logger.info({ quizIds }, "loaded the demo content");
   }
 
+  const health = new HealthMonitor(database.db);
   const app = await buildServer({
     db: database.db,
+    pool: database.pool,
+    health,
+    corsOrigins: config.corsOrigins,
+    requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
@@ -84,6 +94,9 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    // NOT_SERVING first: health watchers hear it and their streams end, so
+    // the drain below waits only for real requests.
+    health.startDraining();
     try {
       await port.close(config.shutdownTimeoutMs);
       await database.close();

@@ -2,6 +2,7 @@ import { createServer as createHttp1Server, type Server as Http1Server } from "n
 import type { Http2Server, Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
+import { MAX_HEADER_BYTES } from "./server.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -32,7 +33,15 @@ export interface OnePortServer {
  */
 export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
   const h2 = app.server as unknown as Http2Server;
-  const h1: Http1Server = createHttp1Server((req, res) => app.routing(req, res));
+  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) =>
+    app.routing(req, res),
+  );
+  // This server never listens (the front server hands it sockets), and Node
+  // tracks HTTP/1.1 connections only from "listening" on: without this,
+  // closeIdleConnections() below does nothing (idle keep-alives then held
+  // shutdown for the client's or the server's 5 s keep-alive timeout) and
+  // headersTimeout / requestTimeout are never enforced.
+  h1.emit("listening");
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
@@ -72,6 +81,8 @@ export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
       clearInterval(idleSweep);
       for (const socket of sockets) socket.destroy();
       await closed;
+      // Stops the connection-tracking timer; it never listened, so no error matters.
+      h1.close(() => {});
       await app.close();
     },
   };

@@ -1,17 +1,46 @@
 import { readFileSync } from "node:fs";
+import type { ServerOptions as Http2ServerOptions } from "node:http2";
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import { type FastifyInstance, fastify, LogController } from "fastify";
+import { type FastifyInstance, type FastifyRequest, fastify, LogController } from "fastify";
+import type { Pool } from "mysql2";
 import type { Logger } from "pino";
-import { PracticeSessionService } from "../gen/practice/v1/practice_session_service_pb.js";
+import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.js";
+import {
+  file_grpc_reflection_v1_reflection,
+  ServerReflection,
+} from "../gen/grpc/reflection/v1/reflection_pb.js";
+import {
+  file_grpc_reflection_v1alpha_reflection,
+  ServerReflection as ServerReflectionV1alpha,
+} from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import {
+  file_practice_v1_practice_session_service,
+  PracticeSessionService,
+} from "../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
+import { registerCors } from "./ops/cors.js";
+import { HealthMonitor } from "./ops/health.js";
+import { healthService } from "./ops/health-service.js";
+import { Metrics } from "./ops/metrics.js";
+import { opsRoutes } from "./ops/ops-routes.js";
+import {
+  reflectionRegistry,
+  reflectionService,
+  reflectionServiceV1alpha,
+} from "./ops/reflection-service.js";
+import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { authInterceptor } from "./rpc/auth-interceptor.js";
+import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
+import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
 
 export interface ServerDeps {
@@ -23,10 +52,27 @@ export interface ServerDeps {
   tls?: { certFile: string; keyFile: string };
   /** How long Connect waits for in-flight calls when the app closes. */
   shutdownTimeoutMs?: number;
+  /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
+  health?: HealthMonitor;
+  /** The pool under `db`, for pool metrics. */
+  pool?: Pool;
+  /** Browser origins allowed to call (CORS); none by default. */
+  corsOrigins?: readonly string[];
+  /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
+  requestTimeoutMs?: number;
 }
 
 /** Largest request body, REST or RPC. The service's requests are a few bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Largest request header block, HTTP/1.1 (431 beyond) or HTTP/2 (the
+ * advertised SETTINGS_MAX_HEADER_LIST_SIZE). A bearer token is about 300 bytes.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** Default for `requestTimeoutMs`. */
+export const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Responses smaller than this go uncompressed even when the client accepts
@@ -41,40 +87,96 @@ export const COMPRESS_MIN_BYTES = 64 * 1024;
  * see one-port.ts, which serves it on one port.
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const http2Options: Http2ServerOptions = { settings: { maxHeaderListSize: MAX_HEADER_BYTES } };
   const app = fastify({
     http2: true,
-    ...(deps.tls && {
-      https: {
-        allowHTTP1: true,
-        cert: readFileSync(deps.tls.certFile),
-        key: readFileSync(deps.tls.keyFile),
-      },
-    }),
+    // Fastify hands `https` to http2.createSecureServer, `http` to http2.createServer
+    // (h2c; one-port.ts makes the HTTP/1.1 server).
+    ...(deps.tls
+      ? {
+          https: {
+            allowHTTP1: true,
+            cert: readFileSync(deps.tls.certFile),
+            key: readFileSync(deps.tls.keyFile),
+            ...http2Options,
+          },
+        }
+      : ({ http: http2Options } as object)),
     loggerInstance: deps.logger,
-    // One log line per failed request is ours to write; Fastify's two per request are off.
+    // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    genReqId: requestId,
     // Quiz ids are at most 20 digits; longer path segments are simply not routes.
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
+  const health = deps.health ?? new HealthMonitor(deps.db);
+  const metrics = new Metrics(deps.pool);
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const services: DescService[] = [
+    PracticeSessionService,
+    Health,
+    ServerReflection,
+    ServerReflectionV1alpha,
+  ];
+  const registry = reflectionRegistry(
+    file_practice_v1_practice_session_service,
+    file_grpc_health_v1_health,
+    file_grpc_reflection_v1_reflection,
+    file_grpc_reflection_v1alpha_reflection,
+  );
+
+  // Hooks on the root, before any route, so that every scope gets them.
+  observeRequests(app, metrics, procedurePaths(services));
+  await registerCors(app, deps.corsOrigins ?? []);
 
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
-  await app.register(fastifyConnectPlugin, {
-    routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
-    interceptors: [authInterceptor(deps.authenticator)],
+  const rpcOptions = {
+    contextValues: (req: FastifyRequest) => createContextValues().set(fastifyRequestKey, req),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
     shutdownTimeoutMs: deps.shutdownTimeoutMs,
+  };
+  await app.register(fastifyConnectPlugin, {
+    ...rpcOptions,
+    routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
+    interceptors: [
+      outcomeInterceptor(),
+      deadlineInterceptor(requestTimeoutMs),
+      authInterceptor(deps.authenticator),
+    ],
   });
+  // Health and reflection: for probes and tools, which carry no token; and
+  // no server deadline, since Watch and reflection streams last on purpose.
+  await app.register(fastifyConnectPlugin, {
+    ...rpcOptions,
+    routes: (router) => {
+      router.service(Health, healthService(health, [PracticeSessionService.typeName]));
+      router.service(ServerReflection, reflectionService(registry, services));
+      router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+    },
+    interceptors: [outcomeInterceptor()],
+  });
+  await app.register(opsRoutes, { health, metrics });
   for (const prefix of ["", "/api"]) {
-    await app.register(restRoutes, { prefix, sessions, authenticator: deps.authenticator });
+    await app.register(restRoutes, {
+      prefix,
+      sessions,
+      authenticator: deps.authenticator,
+      requestTimeoutMs,
+    });
   }
   await app.register(openApiRoute);
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
+}
+
+/** The URL paths of the services' procedures ("/pkg.Service/Method"). */
+function procedurePaths(services: DescService[]): Set<string> {
+  return new Set(services.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
 }

@@ -33,12 +33,22 @@ const TITLES: Record<number, string> = {
  * The REST gateway's one error mapping. ConnectErrors keep their code and
  * message and get the HTTP status of Connect's code table. Fastify's own
  * client errors (bad JSON, body too large, unsupported media type) keep their
- * 4xx status. Anything else is an internal error whose cause is not shown.
+ * 4xx status; its handler timeout is `deadline_exceeded` (504). Anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
   if (err instanceof ConnectError) {
     const status = codeToHttpStatus(err.code);
     return problem(status, codeToString(err.code), err.rawMessage);
+  }
+  // Fastify's handlerTimeout (REQUEST_TIMEOUT_MS) answers 503 by itself;
+  // it is the request's deadline, as for the RPCs.
+  if ((err as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT") {
+    const code = Code.DeadlineExceeded;
+    return problem(
+      codeToHttpStatus(code),
+      codeToString(code),
+      "the request took longer than its deadline",
+    );
   }
   const status = (err as { statusCode?: unknown }).statusCode;
   if (typeof status === "number" && status >= 400 && status < 500 && err instanceof Error) {
@@ -55,6 +65,8 @@ function problem(status: number, code: string, detail: string): Problem {
 /** Sends `err` as application/problem+json. */
 export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
   const body = toProblem(err);
+  // For the request log and metrics (ops/request-log.ts).
+  reply.request.resultCode = body.code;
   if (body.code === "unauthenticated") reply.header("www-authenticate", "Bearer");
   return reply.code(body.status).type("application/problem+json").send(body);
 }

@@ -9,13 +9,8 @@ import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from 
 export interface RestOptions {
   sessions: PracticeSessions;
   authenticator: Authenticator;
-}
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** Set by the REST gateway's auth hook. */
-    userId: string;
-  }
+  /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
+  requestTimeoutMs: number;
 }
 
 type SessionRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -30,8 +25,12 @@ type QuizRequest = FastifyRequest<{
  * Register it once per prefix ("" and "/api"), in a scope of its own: the
  * Connect plugin replaces the content-type parsers of the scope it is in.
  */
-export async function restRoutes(app: FastifyInstance, { sessions, authenticator }: RestOptions) {
-  app.decorateRequest("userId", "");
+export async function restRoutes(
+  app: FastifyInstance,
+  { sessions, authenticator, requestTimeoutMs }: RestOptions,
+) {
+  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  const route = { handlerTimeout: requestTimeoutMs };
   app.setErrorHandler((err, request, reply) => {
     const sent = sendProblem(reply, err);
     if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
@@ -52,7 +51,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     request.userId = await authenticator.authenticate(request.headers.authorization);
   });
 
-  app.get("/quizzes/:quiz_id/sessions", async (request: QuizRequest) => {
+  app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
     const query = request.query;
     const page = await sessions.listSessions(request.userId, {
       quizId: request.params.quiz_id,
@@ -67,7 +66,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     };
   });
 
-  app.post("/quizzes/:quiz_id/sessions", async (request: QuizRequest, reply) => {
+  app.post("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest, reply) => {
     jsonObjectBody(request.body);
     const { session, created } = await sessions.startSession(
       request.userId,
@@ -79,12 +78,12 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     return sessionToJson(session, session.answers);
   });
 
-  app.get("/sessions/:id", async (request: SessionRequest) => {
+  app.get("/sessions/:id", route, async (request: SessionRequest) => {
     const { session, questions } = await sessions.getSession(request.userId, request.params.id);
     return sessionDetailToJson(session, session.answers, questions);
   });
 
-  app.post("/sessions/:id/answers", async (request: SessionRequest, reply) => {
+  app.post("/sessions/:id/answers", route, async (request: SessionRequest, reply) => {
     const body = jsonObjectBody(request.body);
     const { answer, session } = await sessions.submitAnswer(request.userId, {
       sessionId: request.params.id,
@@ -95,7 +94,7 @@ export async function restRoutes(app: FastifyInstance, { sessions, authenticator
     return { answer: answerToJson(answer), session: summaryToJson(session) };
   });
 
-  app.post("/sessions/:id/complete", async (request: SessionRequest) => {
+  app.post("/sessions/:id/complete", route, async (request: SessionRequest) => {
     jsonObjectBody(request.body);
     const session = await sessions.completeSession(request.userId, request.params.id);
     return sessionToJson(session, session.answers);

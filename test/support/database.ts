@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Pool } from "mysql2";
 import {
   createDatabaseIfMissing,
   dropDatabase,
@@ -22,6 +23,8 @@ export interface TestDatabase {
   url: string;
   store: Store;
   db: Db;
+  /** The mysql2 pool under `db`; none for SQLite. */
+  pool: Pool | undefined;
   /** Closes and drops the database. */
   drop(): Promise<void>;
 }
@@ -44,6 +47,7 @@ export async function createTestDatabase(store: Store = testStore()): Promise<Te
     url,
     store,
     db: handle.db,
+    pool: handle.pool,
     async drop() {
       await handle.close();
       await dropDatabase(url);

@@ -1,13 +1,14 @@
 import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
+import { HealthMonitor } from "../../src/ops/health.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
@@ -21,6 +22,8 @@ export interface TestService {
   db: TestDatabase["db"];
   /** Set with `{ proxy: true }`: the service's path to the database. */
   proxy: TcpProxy | undefined;
+  /** The service's health state (drain it with `startDraining()`). */
+  health: HealthMonitor;
   /** The service's clock: starts at the real time, moves only when told. */
   clock: FakeClock;
   baseUrl: string;
@@ -39,12 +42,17 @@ export interface TestService {
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */
   proxy?: boolean;
+  /** Where the service logs; silent by default (TEST_LOG_LEVEL to see it). */
+  logger?: Logger;
+  requestTimeoutMs?: number;
+  corsOrigins?: string[];
 }
 
 /** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const database = await createTestDatabase();
   let db = database.db;
+  let pool = database.pool;
   let proxy: TcpProxy | undefined;
   let closeDb = async () => {};
   if (options.proxy) {
@@ -55,15 +63,21 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     url.host = `127.0.0.1:${proxy.port}`;
     const handle = openDatabase({ url: url.toString(), poolSize: 5, connectTimeoutMs: 1000 });
     db = handle.db;
+    pool = handle.pool;
     closeDb = handle.close;
   }
   const clock = new FakeClock(new Date());
+  const health = new HealthMonitor(db);
   const app = await buildServer({
     db,
+    pool,
+    health,
     clock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     shutdownTimeoutMs: 1000,
+    requestTimeoutMs: options.requestTimeoutMs,
+    corsOrigins: options.corsOrigins,
   });
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");
@@ -76,6 +90,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     database,
     db: database.db,
     proxy,
+    health,
     clock,
     baseUrl,
     token,

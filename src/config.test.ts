@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("reads CORS_ORIGINS as a comma-separated list of origins, none by default", () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(
+      loadConfig({ CORS_ORIGINS: "https://app.example.com, http://localhost:5173," }).corsOrigins,
+    ).toEqual(["https://app.example.com", "http://localhost:5173"]);
+  });
+
+  it("refuses a CORS origin that is a wildcard, has a path, or is not a URL", () => {
+    for (const bad of ["*", "https://app.example.com/", "app.example.com", "https://a.com/x"]) {
+      expect(() => loadConfig({ CORS_ORIGINS: bad })).toThrow(ConfigError);
+    }
+  });
+
+  it("reads REQUEST_TIMEOUT_MS, 10 s by default", () => {
+    expect(loadConfig({}).requestTimeoutMs).toBe(10_000);
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2500);
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "0" })).toThrow(/REQUEST_TIMEOUT_MS/);
+  });
+});

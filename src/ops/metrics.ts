@@ -1,0 +1,80 @@
+import type { Pool } from "mysql2";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+/** How a request reached the service: the `transport` label. */
+export type Transport = "rest" | "connect" | "grpc" | "grpc-web";
+
+/** Request latency buckets, in seconds: sub-millisecond cache hits to slow outliers. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** mysql2 keeps its pool's state in these (untyped) fields. */
+interface PoolState {
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
+}
+
+/**
+ * The service's Prometheus metrics: requests and their latency by transport,
+ * procedure (RPC path or REST route pattern) and code (Connect code string,
+ * for REST too), the database pool, and prom-client's process metrics.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly #requests: Counter<"transport" | "procedure" | "code">;
+  readonly #latency: Histogram<"transport" | "procedure" | "code">;
+  constructor(pool?: Pool) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.#requests = new Counter({
+      name: "practice_requests_total",
+      help: "Requests served, by transport, procedure or route, and Connect code.",
+      labelNames: ["transport", "procedure", "code"],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: "practice_request_duration_seconds",
+      help: "Time from the request's arrival to the end of its response.",
+      labelNames: ["transport", "procedure", "code"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    if (pool !== undefined) registerPoolGauges(pool, registers);
+  }
+
+  /**
+   * Counts one finished request that took `seconds`. One label object per
+   * request, nothing else: prom-client hashes it on each call (label
+   * children would hash again, so caching them buys nothing). Measured here:
+   * 1.4-2 µs for both series, against 3.5-5 µs for the request's log line.
+   */
+  observe(transport: Transport, procedure: string, code: string, seconds: number): void {
+    const labels = { transport, procedure, code };
+    this.#requests.inc(labels);
+    this.#latency.observe(labels, seconds);
+  }
+}
+
+function registerPoolGauges(pool: Pool, registers: Registry[]) {
+  const state = pool as unknown as PoolState;
+  const all = () => state._allConnections?.length ?? 0;
+  const idle = () => state._freeConnections?.length ?? 0;
+  new Gauge({
+    name: "practice_db_pool_connections",
+    help: "Database pool connections, by state (in_use, idle).",
+    labelNames: ["state"],
+    registers,
+    collect() {
+      this.set({ state: "in_use" }, all() - idle());
+      this.set({ state: "idle" }, idle());
+    },
+  });
+  new Gauge({
+    name: "practice_db_pool_waiting",
+    help: "Queries waiting for a pool connection.",
+    registers,
+    collect() {
+      this.set(state._connectionQueue?.length ?? 0);
+    },
+  });
+}

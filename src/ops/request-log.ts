@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Metrics, Transport } from "./metrics.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller's user id once authenticated ("" before, or if never). */
+    userId: string;
+    /** The Connect code of the outcome, once known ("" until then). */
+    resultCode: string;
+  }
+  interface FastifyContextConfig {
+    /** The `procedure` label and log field: RPC path, or "METHOD /route". */
+    procedure?: string;
+    /** Whether the route is a Connect/gRPC/gRPC-Web procedure. */
+    rpc?: boolean;
+    /** Log this route's requests at debug level (probes, scrapes). */
+    quiet?: boolean;
+  }
+}
+
+/** An incoming `x-request-id` is kept if it looks like an id, not free text. */
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** The request's id: the caller's `x-request-id` when sensible, else a new UUID. */
+export function requestId(req: { headers: IncomingHttpHeaders }): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/**
+ * Adds to the root app (before any route) what every request gets: its id
+ * echoed in `x-request-id`, one JSON log line when it ends (id, user,
+ * transport, procedure, code, status, duration; never headers or bodies, so
+ * no token), and a metrics sample. `rpcPaths` are the Connect procedures'
+ * paths, to tell them from REST routes.
+ */
+export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths: Set<string>) {
+  app.decorateRequest("userId", "");
+  app.decorateRequest("resultCode", "");
+  // Label strings are made once per route, not once per request.
+  app.addHook("onRoute", (route) => {
+    const rpc = rpcPaths.has(route.url);
+    const method = Array.isArray(route.method) ? route.method.join(",") : route.method;
+    route.config = { ...route.config, rpc, procedure: rpc ? route.url : `${method} ${route.url}` };
+  });
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("x-request-id", request.id);
+    done();
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    const config = request.routeOptions.config;
+    const transport = config.rpc ? rpcTransport(request) : "rest";
+    const procedure = config.procedure ?? "unmatched";
+    const code = outcome(request, reply, transport);
+    const ms = reply.elapsedTime;
+    metrics.observe(transport, procedure, code, ms / 1000);
+    request.log[config.quiet ? "debug" : "info"](
+      {
+        user: request.userId || undefined,
+        transport,
+        procedure,
+        code,
+        status: reply.statusCode,
+        ms: Math.round(ms * 10) / 10,
+      },
+      "request",
+    );
+    done();
+  });
+}
+
+function rpcTransport(request: FastifyRequest): Transport {
+  const type = request.headers["content-type"] ?? "";
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
+/**
+ * The request's Connect code: what the handler or the error mapping said,
+ * else what the HTTP status tells. A gRPC call answered 200 that never
+ * reached an interceptor failed in the protocol layer with a status only
+ * the trailers know: "unknown".
+ */
+function outcome(request: FastifyRequest, reply: FastifyReply, transport: Transport): string {
+  if (request.resultCode !== "") return request.resultCode;
+  const status = reply.statusCode;
+  if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
+  return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
+}
+
+const CODE_OF_STATUS: Record<number, string> = {
+  401: "unauthenticated",
+  403: "permission_denied",
+  404: "not_found",
+  408: "deadline_exceeded",
+  413: "resource_exhausted",
+  415: "unimplemented",
+  429: "resource_exhausted",
+  431: "resource_exhausted",
+  501: "unimplemented",
+  503: "unavailable",
+  504: "deadline_exceeded",
+};

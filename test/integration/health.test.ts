@@ -1,0 +1,146 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  Health,
+  HealthCheckRequestSchema,
+  type HealthCheckResponse,
+  HealthCheckResponseSchema,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../gen/grpc/health/v1/health_pb.js";
+import { testStore } from "../support/database.js";
+import { createGrpcClient } from "../support/grpc-client.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+let svc: TestService;
+let health: ReturnType<typeof createGrpcClient<typeof Health>>;
+
+beforeAll(async () => {
+  // Cutting the database connection needs MySQL; SQLite runs the rest.
+  svc = await startTestService({ proxy: testStore() === "mysql" });
+  health = createGrpcClient(Health, new URL(svc.baseUrl).host);
+});
+afterAll(async () => {
+  health?.close();
+  await svc?.close();
+});
+
+/** Polls `read` until it returns `want` (the health probe is cached for 1 s). */
+async function eventually<T>(read: () => Promise<T>, want: T, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let got = await read();
+  while (got !== want && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    got = await read();
+  }
+  return got;
+}
+
+const check = async (service = "") => (await health.check({ service })).status;
+const readyz = async () => (await fetch(`${svc.baseUrl}/readyz`)).status;
+
+/** A grpc-js Watch stream: its messages so far, and how it ended. */
+function watch(service: string) {
+  const client = new grpc.Client(new URL(svc.baseUrl).host, grpc.credentials.createInsecure());
+  const seen: ServingStatus[] = [];
+  const call = client.makeServerStreamRequest(
+    "/grpc.health.v1.Health/Watch",
+    (m: object) => Buffer.from(toBinary(HealthCheckRequestSchema, m as never)),
+    (b: Buffer) => fromBinary(HealthCheckResponseSchema, b),
+    create(HealthCheckRequestSchema, { service }),
+  );
+  call.on("data", (m: HealthCheckResponse) => seen.push(m.status));
+  const ended = new Promise<grpc.StatusObject>((resolve) => call.on("status", resolve));
+  const last = () => seen.at(-1);
+  return { seen, last, ended, close: () => client.close() };
+}
+
+describe("health", () => {
+  it("answers Check SERVING with no token, for the server and for the practice service", async () => {
+    expect(await check()).toBe(ServingStatus.SERVING);
+    expect(await check("practice.v1.PracticeSessionService")).toBe(ServingStatus.SERVING);
+    await expect(check("no.such.Service")).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+
+    // Connect JSON over HTTP/1.1 too: same service, no auth.
+    const res = await fetch(`${svc.baseUrl}/grpc.health.v1.Health/Check`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(await res.json()).toEqual({ status: "SERVING" });
+  });
+
+  it("answers /healthz and /readyz 200 with no token", async () => {
+    const live = await fetch(`${svc.baseUrl}/healthz`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: "ok" });
+    const ready = await fetch(`${svc.baseUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ready" });
+  });
+
+  it.skipIf(testStore() === "sqlite")(
+    "reports NOT_SERVING and /readyz 503 while the database is down, SERVING once it is back",
+    async () => {
+      const watcher = watch("");
+      await eventually(async () => watcher.last(), ServingStatus.SERVING);
+      await svc.proxy?.cut();
+      try {
+        expect(await eventually(check, ServingStatus.NOT_SERVING)).toBe(ServingStatus.NOT_SERVING);
+        expect(await eventually(readyz, 503)).toBe(503);
+        const res = await fetch(`${svc.baseUrl}/readyz`);
+        expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        expect(await res.json()).toMatchObject({ status: 503, code: "unavailable" });
+        // The process is up all the same: liveness must not restart it for a database outage.
+        expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+        expect(await eventually(async () => watcher.last(), ServingStatus.NOT_SERVING)).toBe(
+          ServingStatus.NOT_SERVING,
+        );
+      } finally {
+        await svc.proxy?.restore();
+      }
+      expect(await eventually(check, ServingStatus.SERVING)).toBe(ServingStatus.SERVING);
+      expect(await eventually(readyz, 200)).toBe(200);
+      expect(await eventually(async () => watcher.last(), ServingStatus.SERVING)).toBe(
+        ServingStatus.SERVING,
+      );
+      expect(watcher.seen).toEqual([
+        ServingStatus.SERVING,
+        ServingStatus.NOT_SERVING,
+        ServingStatus.SERVING,
+      ]);
+      watcher.close();
+    },
+  );
+
+  it("answers /readyz 503 while a migration is not applied", async () => {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(svc.db);
+    const name = rows[0]?.name ?? "";
+    await sql`DELETE FROM kysely_migration WHERE name = ${name}`.execute(svc.db);
+    try {
+      expect(await eventually(readyz, 503)).toBe(503);
+    } finally {
+      await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${name}, ${new Date().toISOString()})`.execute(
+        svc.db,
+      );
+    }
+    expect(await eventually(readyz, 200)).toBe(200);
+  });
+
+  it("tells Watch SERVICE_UNKNOWN for an unknown service, and NOT_SERVING then the end when draining", async () => {
+    const unknown = watch("no.such.Service");
+    const watcher = watch("practice.v1.PracticeSessionService");
+    await eventually(async () => unknown.last(), ServingStatus.SERVICE_UNKNOWN);
+    await eventually(async () => watcher.last(), ServingStatus.SERVING);
+    svc.health.startDraining();
+    const status = await watcher.ended;
+    expect(status.code).toBe(grpc.status.OK);
+    expect(watcher.seen).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
+    expect(unknown.seen).toEqual([ServingStatus.SERVICE_UNKNOWN]);
+    expect(await check()).toBe(ServingStatus.NOT_SERVING);
+    expect(await readyz()).toBe(503);
+    unknown.close();
+    watcher.close();
+  });
+});
