@@ -47,7 +47,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT||8080}/healthz`).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
-# node itself, not `npm start`: npm does not pass SIGTERM on to the service
-# (checked), so graceful shutdown would never run. `--import tsx` runs the
-# TypeScript in this one process. Migrations run at start-up.
+# node itself, as `npm start` runs it but without npm in between: SIGTERM goes
+# straight to the service, which shuts down gracefully. `--import tsx` runs
+# the TypeScript in this one process. Migrations run at start-up.
 CMD ["node", "--import", "tsx", "src/main.ts"]
