@@ -86,6 +86,11 @@ export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 50
   server.pathname = "/";
   const connection = createConnection({ uri: server.toString(), connectTimeout: connectTimeoutMs });
   try {
+    // Look first: a service account may use its database without the right to create one.
+    const [rows] = await connection
+      .promise()
+      .query("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", [name]);
+    if ((rows as unknown[]).length > 0) return;
     await connection
       .promise()
       .query(
