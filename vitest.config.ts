@@ -1,5 +1,5 @@
 import { createConnection } from "mysql2/promise";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { testServerUrl } from "./test/support/database.js";
 import { SummaryReporter } from "./test/support/summary-reporter.js";
 
@@ -37,7 +37,13 @@ export default defineConfig(async () => {
 
   const integration = (store: "sqlite" | "mysql") => ({
     extends: true as const,
-    test: { name: store, include: ["test/**/*.test.ts"], env: { TEST_STORE: store } },
+    test: {
+      name: store,
+      include: ["test/**/*.test.ts"],
+      // The browser test runs on its own: npm run test:browser (vitest.browser.config.ts).
+      exclude: [...configDefaults.exclude, "test/browser/**"],
+      env: { TEST_STORE: store },
+    },
   });
   return {
     test: {
