@@ -2,7 +2,8 @@ import type { Pool } from "mysql2";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** How a request reached the service: the `transport` label. */
-export type Transport = "rest" | "connect" | "grpc" | "grpc-web";
+/** How a request came in; "preflight" is a browser's CORS OPTIONS before a call. */
+export type Transport = "rest" | "connect" | "grpc" | "grpc-web" | "preflight";
 
 /** Request latency buckets, in seconds: sub-millisecond cache hits to slow outliers. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -51,7 +51,13 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
   });
   app.addHook("onResponse", (request, reply, done) => {
     const config = request.routeOptions.config;
-    const transport = config.rpc ? rpcTransport(request) : "rest";
+    // @fastify/cors answers preflights on the route they ask about: keep them
+    // apart, or they would count as calls of that procedure.
+    const transport = isPreflight(request)
+      ? "preflight"
+      : config.rpc
+        ? rpcTransport(request)
+        : "rest";
     const procedure = config.procedure ?? "unmatched";
     const code = outcome(request, reply, transport);
     const ms = reply.elapsedTime;
@@ -69,6 +75,12 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
     );
     done();
   });
+}
+
+function isPreflight(request: FastifyRequest): boolean {
+  return (
+    request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined
+  );
 }
 
 function rpcTransport(request: FastifyRequest): Transport {
