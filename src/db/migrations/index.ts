@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from "kysely";
 import * as initial from "./0001-initial.js";
+import * as userIdNoPad from "./0002-user-id-no-pad.js";
 
 /**
  * Migrations, imported statically: Kysely's FileMigrationProvider imports by
@@ -8,6 +9,7 @@ import * as initial from "./0001-initial.js";
  */
 const migrations: Record<string, Migration> = {
   "0001-initial": initial,
+  "0002-user-id-no-pad": userIdNoPad,
 };
 
 export const migrationProvider: MigrationProvider = {
