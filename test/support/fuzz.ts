@@ -657,7 +657,7 @@ export function badInputSuite(scale: number) {
 
   // ---- the properties ----
 
-  const RUNS = 60 * scale;
+  const RUNS = 45 * scale;
   const BATCH = 8;
 
   describe(`bad input (x${scale})`, () => {
