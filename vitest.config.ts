@@ -8,7 +8,7 @@ import { SummaryReporter } from "./test/support/summary-reporter.js";
  * MySQL/MariaDB when one answers at TEST_DATABASE_URL (default local root).
  * In CI (CI=true) a missing MySQL fails the run instead of skipping it.
  */
-async function mysqlAnswers(url: string): Promise<string | undefined> {
+export async function mysqlAnswers(url: string): Promise<string | undefined> {
   try {
     const connection = await createConnection({ uri: url, connectTimeout: 3000 });
     await connection.end();

@@ -3,7 +3,13 @@ import type { ServerOptions as Http2ServerOptions } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import { type FastifyInstance, type FastifyRequest, fastify, LogController } from "fastify";
+import {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  fastify,
+  LogController,
+} from "fastify";
 import type { Pool } from "mysql2";
 import type { Logger } from "pino";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.js";
@@ -110,6 +116,24 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Quiz ids are at most 20 digits; longer path segments are simply not routes.
     routerOptions: { maxParamLength: 200 },
     return503OnClosing: true,
+    // A URL Fastify cannot decode, or a path segment over maxParamLength, is
+    // answered before routing; without this Fastify sends its own JSON body
+    // (not problem+json) that echoes the path.
+    frameworkErrors: (err, request, reply) => {
+      if (err.code !== "FST_ERR_MAX_PARAM_LENGTH") {
+        sendProblem(
+          reply as unknown as FastifyReply,
+          errors.invalidArgument("the request URL is not valid"),
+        );
+        return;
+      }
+      // Quiz ids are the only long parameters: a too-long one names no quiz.
+      const quizPath = /^(\/api)?\/quizzes\//.test(request.url);
+      sendProblem(
+        reply as unknown as FastifyReply,
+        quizPath ? errors.quizNotFound() : errors.routeNotFound(),
+      );
+    },
   }) as unknown as FastifyInstance;
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
@@ -133,6 +157,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   observeRequests(app, metrics, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
 
+  // Errors Fastify raises outside the REST scope (an unsupported content type
+  // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
+  app.setErrorHandler((err, request, reply) => {
+    const sent = sendProblem(reply, err);
+    if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
+    return sent;
+  });
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {

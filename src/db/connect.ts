@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { Kysely, MysqlDialect } from "kysely";
-import { createConnection, createPool, type Pool } from "mysql2";
+import { createConnection, createPool, type Pool, type PoolConnection } from "mysql2";
 import type { Database } from "./database.js";
 import { openSqlite } from "./sqlite.js";
 
@@ -21,7 +21,16 @@ export interface DatabaseOptions {
   url: string;
   poolSize: number;
   connectTimeoutMs: number;
+  /** Longest a statement may run before its connection is dropped (default QUERY_TIMEOUT_MS). */
+  queryTimeoutMs?: number;
 }
+
+/**
+ * Statements here take milliseconds. One still unanswered after this long
+ * means the database hangs (a partition, a stalled server): its connection is
+ * destroyed and the caller gets `unavailable` instead of waiting with it.
+ */
+export const QUERY_TIMEOUT_MS = 5000;
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -58,8 +67,43 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     // queue without bound when the database is slow.
     queueLimit: options.poolSize * 100,
   });
+  const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+  pool.on("connection", (connection) => limitQueryTime(connection, timeoutMs));
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
   return { db, store: "mysql", pool, close: () => db.destroy() };
+}
+
+/**
+ * Makes every callback-style `query` on `connection` (the form Kysely uses)
+ * fail after `timeoutMs` with a fatal PROTOCOL_SEQUENCE_TIMEOUT error, which
+ * the service answers as `unavailable`. The connection is destroyed, so the
+ * pool drops it and serves its waiters with a new one; the late answer, if
+ * any, is ignored. mysql2's own `timeout` option is not used: Kysely cannot
+ * pass it, and it leaves the connection in the pool mid-command.
+ */
+function limitQueryTime(connection: PoolConnection, timeoutMs: number): void {
+  const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+  connection.query = ((...args: unknown[]) => {
+    const callback = args.at(-1);
+    if (typeof callback !== "function") return query(...args);
+    let settled = false;
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settled = true;
+      connection.destroy();
+      const err = Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
+        code: "PROTOCOL_SEQUENCE_TIMEOUT",
+        fatal: true,
+      });
+      callback(err);
+    }, timeoutMs);
+    return query(...args.slice(0, -1), (...result: unknown[]) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      callback(...result);
+    });
+  }) as typeof connection.query;
 }
 
 /** The database name in a mysql:// URL. */

@@ -5,6 +5,7 @@ import { type Logger, pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
+import type { JwtConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
@@ -46,6 +47,13 @@ export interface TestServiceOptions {
   logger?: Logger;
   requestTimeoutMs?: number;
   corsOrigins?: string[];
+  /**
+   * How the service verifies tokens, and how `token()` signs them for it.
+   * Default: HS256 with TEST_SECRET.
+   */
+  auth?: { config: JwtConfig; sign: (sub: string, now: Date) => Promise<string> };
+  /** With `proxy`: connections in the service's pool through it (default 5). */
+  poolSize?: number;
 }
 
 /** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
@@ -61,7 +69,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     proxy = new TcpProxy(url.hostname, Number(url.port || 3306));
     await proxy.start();
     url.host = `127.0.0.1:${proxy.port}`;
-    const handle = openDatabase({ url: url.toString(), poolSize: 5, connectTimeoutMs: 1000 });
+    const handle = openDatabase({
+      url: url.toString(),
+      poolSize: options.poolSize ?? 5,
+      connectTimeoutMs: 1000,
+    });
     db = handle.db;
     pool = handle.pool;
     closeDb = handle.close;
@@ -73,7 +85,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     pool,
     health,
     clock,
-    authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),
+    authenticator: createAuthenticator(options.auth?.config ?? { secret: TEST_SECRET }, clock),
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     shutdownTimeoutMs: 1000,
     requestTimeoutMs: options.requestTimeoutMs,
@@ -83,7 +95,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;
-  const token = (sub: string) => signToken(TEST_SECRET, sub, { now: clock.now() });
+  const token = (sub: string) =>
+    options.auth
+      ? options.auth.sign(sub, clock.now())
+      : signToken(TEST_SECRET, sub, { now: clock.now() });
   const auth = async (user: string) => ({ authorization: `Bearer ${await token(user)}` });
   const grpc = createGrpcClient(PracticeSessionService, `127.0.0.1:${portNumber}`);
   return {

@@ -9,6 +9,8 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 export class TcpProxy {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  /** While partitioned, bytes wait here (as TCP would retransmit them) until `heal()`. */
+  private held: (() => void)[] | undefined;
   port = 0;
 
   constructor(
@@ -27,7 +29,15 @@ export class TcpProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      const forward = (from: Socket, to: Socket) => {
+        from.on("data", (chunk) => {
+          if (this.held) this.held.push(() => to.write(chunk));
+          else to.write(chunk);
+        });
+        from.on("end", () => to.end());
+      };
+      forward(client, upstream);
+      forward(upstream, client);
     });
     await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     this.server = server;
@@ -40,6 +50,21 @@ export class TcpProxy {
     this.server = undefined;
     for (const s of this.sockets) s.destroy();
     if (server) await new Promise((resolve) => server.close(resolve));
+  }
+
+  /**
+   * A network partition: connections stay open and new ones are accepted,
+   * but no byte gets through either way until `heal()`, which delivers them
+   * in order. The database seems to hang, not to be down.
+   */
+  partition(): void {
+    this.held ??= [];
+  }
+
+  heal(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const deliver of held) deliver();
   }
 
   /** Listens again on the same port. */

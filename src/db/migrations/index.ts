@@ -1,7 +1,9 @@
 import type { Migration, MigrationProvider } from "kysely";
 import type { Store } from "../connect.js";
 import * as mysqlInitial from "./mysql/0001-initial.js";
+import * as mysqlUserIdNoPad from "./mysql/0002-user-id-no-pad.js";
 import * as sqliteInitial from "./sqlite/0001-initial.js";
+import * as sqliteUserIdNoPad from "./sqlite/0002-user-id-no-pad.js";
 
 /**
  * Migrations per store, imported statically: Kysely's FileMigrationProvider
@@ -10,8 +12,8 @@ import * as sqliteInitial from "./sqlite/0001-initial.js";
  * the same names, so a migration is one step whatever the store.
  */
 const migrations: Record<Store, Record<string, Migration>> = {
-  mysql: { "0001-initial": mysqlInitial },
-  sqlite: { "0001-initial": sqliteInitial },
+  mysql: { "0001-initial": mysqlInitial, "0002-user-id-no-pad": mysqlUserIdNoPad },
+  sqlite: { "0001-initial": sqliteInitial, "0002-user-id-no-pad": sqliteUserIdNoPad },
 };
 
 export function migrationProvider(store: Store): MigrationProvider {

@@ -1,0 +1,4 @@
+import { badInputSuite } from "../support/fuzz.js";
+
+// 13 times the npm test run: about 9,000 generated requests.
+badInputSuite(13);

@@ -1,0 +1,5 @@
+import { badInputSuite } from "../support/fuzz.js";
+
+// About 700 generated requests over REST, Connect and gRPC (45 batches per property);
+// test:chaos runs 13 times more.
+badInputSuite(1);

@@ -1,0 +1,244 @@
+import { createHmac, createSign, generateKeyPairSync, type KeyObject } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { exportJWK, SignJWT, UnsecuredJWT } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { reportFigures } from "../support/reliability.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+/**
+ * A service that verifies RS256 tokens with a public key and requires an
+ * issuer and an audience: the configuration where algorithm confusion
+ * (HS256 signed with the public key) is possible if the verifier lets it.
+ */
+const ISSUER = "https://idp.example";
+const AUDIENCE = "practice-sessions";
+const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+const publicKeyPem = publicKey.export({ type: "spki", format: "pem" }).toString();
+const other = generateKeyPairSync("rsa", { modulusLength: 2048 });
+
+let svc: TestService;
+let quiz: QuizFixture;
+
+beforeAll(async () => {
+  svc = await startTestService({
+    auth: {
+      config: { publicKeyPem, issuer: ISSUER, audience: AUDIENCE },
+      sign: (sub, now) => rs256({ sub }, now),
+    },
+  });
+  quiz = await insertQuiz(svc.db);
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+const nowS = () => Math.floor(svc.clock.now().getTime() / 1000);
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url");
+
+/** A correctly signed RS256 token with the right issuer and audience, plus `claims`. */
+function rs256(
+  claims: Record<string, unknown>,
+  now = svc.clock.now(),
+  key: KeyObject = privateKey,
+) {
+  const iat = Math.floor(now.getTime() / 1000);
+  return new SignJWT({ iss: ISSUER, aud: AUDIENCE, iat, exp: iat + 300, ...claims })
+    .setProtectedHeader({ alg: "RS256", typ: "JWT" })
+    .sign(key);
+}
+
+/** A token put together by hand: any header, any payload, any signature. */
+function forge(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  sign: (input: string) => string,
+) {
+  const input = `${b64(header)}.${b64(payload)}`;
+  return `${input}.${sign(input)}`;
+}
+
+const goodClaims = () => ({ sub: "mallory", iss: ISSUER, aud: AUDIENCE, exp: nowS() + 300 });
+const hmac = (secret: string | Buffer) => (input: string) =>
+  createHmac("sha256", secret).update(input).digest("base64url");
+const rsa = (alg: string, key: KeyObject) => (input: string) =>
+  createSign(alg).update(input).sign(key).toString("base64url");
+
+const hostile: [string, () => Promise<string>][] = [
+  ["alg none (jose UnsecuredJWT)", async () => new UnsecuredJWT(goodClaims()).encode()],
+  ["alg None, signature dropped", async () => forge({ alg: "None" }, goodClaims(), () => "")],
+  [
+    "alg NONE, signature kept",
+    async () => forge({ alg: "NONE" }, goodClaims(), rsa("RSA-SHA256", privateKey)),
+  ],
+  [
+    "HS256 signed with the PEM public key",
+    async () => forge({ alg: "HS256" }, goodClaims(), hmac(publicKeyPem)),
+  ],
+  [
+    "HS256 signed with the DER public key",
+    async () =>
+      forge(
+        { alg: "HS256" },
+        goodClaims(),
+        hmac(publicKey.export({ type: "spki", format: "der" })),
+      ),
+  ],
+  [
+    "RS256 signed with another key",
+    async () => rs256({ sub: "mallory" }, svc.clock.now(), other.privateKey),
+  ],
+  [
+    "RS256 signed with another key that the header embeds as jwk",
+    async () => {
+      const jwk = await exportJWK(other.publicKey);
+      return new SignJWT(goodClaims())
+        .setProtectedHeader({ alg: "RS256", jwk })
+        .sign(other.privateKey);
+    },
+  ],
+  [
+    "RS256 with a jku pointing elsewhere, signed with another key",
+    async () =>
+      new SignJWT(goodClaims())
+        .setProtectedHeader({ alg: "RS256", jku: "http://127.0.0.1:1/jwks", kid: "x" })
+        .sign(other.privateKey),
+  ],
+  [
+    "RS512 signed with the right key (algorithm not allowed)",
+    async () => forge({ alg: "RS512" }, goodClaims(), rsa("RSA-SHA512", privateKey)),
+  ],
+  [
+    "PS256 signed with the right key (algorithm not allowed)",
+    async () => new SignJWT(goodClaims()).setProtectedHeader({ alg: "PS256" }).sign(privateKey),
+  ],
+  [
+    "an unknown crit header, signed with the right key",
+    async () =>
+      forge(
+        { alg: "RS256", crit: ["x-must"], "x-must": 1 },
+        goodClaims(),
+        rsa("RSA-SHA256", privateKey),
+      ),
+  ],
+  [
+    "a valid token whose payload was swapped",
+    async () => {
+      const [h, , s] = (await rs256({ sub: "alice" })).split(".");
+      return `${h}.${b64({ ...goodClaims(), sub: "admin" })}.${s}`;
+    },
+  ],
+  [
+    "a valid token with one signature byte flipped",
+    async () => {
+      const token = await rs256({ sub: "alice" });
+      const sig = Buffer.from(token.split(".")[2] ?? "", "base64url");
+      sig[10] = (sig[10] ?? 0) ^ 1;
+      return `${token.split(".").slice(0, 2).join(".")}.${sig.toString("base64url")}`;
+    },
+  ],
+  ["expired", async () => rs256({ sub: "u", exp: nowS() - 1 })],
+  ["not yet valid", async () => rs256({ sub: "u", nbf: nowS() + 3600 })],
+  [
+    "issued in the future and not yet valid",
+    async () => rs256({ sub: "u", iat: nowS() + 3600, nbf: nowS() + 3600 }),
+  ],
+  ["a wrong issuer", async () => rs256({ sub: "u", iss: "https://evil.example" })],
+  ["no issuer", async () => rs256({ sub: "u", iss: undefined })],
+  ["a wrong audience", async () => rs256({ sub: "u", aud: "other-service" })],
+  ["no audience", async () => rs256({ sub: "u", aud: undefined })],
+  ["no sub", async () => rs256({})],
+  ["an empty sub", async () => rs256({ sub: "" })],
+  ["a numeric sub", async () => rs256({ sub: 42 })],
+  ["a sub of 256 characters", async () => rs256({ sub: "s".repeat(256) })],
+  ["no exp", async () => rs256({ sub: "u", exp: undefined })],
+  ["a string exp", async () => rs256({ sub: "u", exp: String(nowS() + 300) })],
+  [
+    "an oversized but correctly signed token (10 KiB)",
+    async () => rs256({ sub: "u", pad: "p".repeat(10_000) }),
+  ],
+  ["garbage", async () => "not.a.jwt"],
+  ["three empty segments", async () => ".."],
+  ["a JWE-shaped five-part token", async () => "a.b.c.d.e"],
+  ["base64 of JSON without signature", async () => `${b64({ alg: "RS256" })}.${b64(goodClaims())}`],
+  ["a header that is not JSON", async () => `${b64("{alg")}.${b64(goodClaims())}.sig`],
+];
+
+/** Sends `authorization` on REST GET/POST, Connect, and gRPC; returns what each said. */
+async function tryEverywhere(authorization: string) {
+  const headers = { authorization };
+  const out: string[] = [];
+  for (const [method, path] of [
+    ["GET", `/quizzes/${quiz.quizId}/sessions`],
+    ["POST", `/api/quizzes/${quiz.quizId}/sessions`],
+  ] as const) {
+    const res = await svc.rest(null, method, path, { headers });
+    const body = (await res.json()) as { code?: string };
+    const wwwAuth = res.headers.get("www-authenticate");
+    out.push(`rest ${res.status} ${body.code} ${wwwAuth} ${res.headers.get("content-type")}`);
+  }
+  const grpc = await svc.grpc.startSession({ quizId: quiz.quizId }, headers).then(
+    () => 0,
+    (e: { code: number }) => e.code,
+  );
+  out.push(`grpc ${grpc}`);
+  const grpcList = await svc.grpc.listSessions({ quizId: quiz.quizId }, headers).then(
+    () => 0,
+    (e: { code: number }) => e.code,
+  );
+  out.push(`grpc ${grpcList}`);
+  const connect = await svc.connect.listSessions({ quizId: quiz.quizId }, { headers }).then(
+    () => Code[0] ?? "ok",
+    (e) => Code[ConnectError.from(e).code],
+  );
+  out.push(`connect ${connect}`);
+  return out;
+}
+
+const REFUSED = [
+  "rest 401 unauthenticated Bearer application/problem+json; charset=utf-8",
+  "rest 401 unauthenticated Bearer application/problem+json; charset=utf-8",
+  "grpc 16",
+  "grpc 16",
+  "connect Unauthenticated",
+];
+
+describe("hostile tokens against an RS256 service with issuer and audience", () => {
+  it("accepts a correct token (the control)", async () => {
+    const token = await svc.token("alice");
+    const res = await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/sessions`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(200);
+    // The hand-made tokens below differ from this one only by what they name.
+    const forged = forge({ alg: "RS256" }, goodClaims(), rsa("RSA-SHA256", privateKey));
+    expect((await tryEverywhere(`Bearer ${forged}`))[0]).toMatch(/^rest 200/);
+    expect(
+      (await svc.grpc.listSessions({ quizId: quiz.quizId }, { authorization: `Bearer ${token}` }))
+        .sessions,
+    ).toEqual([]);
+  });
+
+  it.each(hostile)(
+    "refuses %s: 401 on REST, unauthenticated on gRPC and Connect",
+    async (_name, make) => {
+      expect(await tryEverywhere(`Bearer ${await make()}`)).toEqual(REFUSED);
+    },
+  );
+
+  it("refuses a token that was valid and cached once it is tampered with or expires", async () => {
+    const token = await rs256({ sub: "cached", exp: nowS() + 30 });
+    expect((await tryEverywhere(`Bearer ${token}`))[0]).toMatch(/^rest 200/);
+    const [h, p, s] = token.split(".");
+    expect(await tryEverywhere(`Bearer ${h}.${p}.${s?.slice(0, -2)}`)).toEqual(REFUSED);
+    expect(await tryEverywhere(`Bearer ${h}.${p}.`)).toEqual(REFUSED);
+    svc.clock.advance(31_000);
+    expect(await tryEverywhere(`Bearer ${token}`)).toEqual(REFUSED);
+    reportFigures("hostile tokens", {
+      tokens: hostile.length + 3,
+      callsEach: REFUSED.length,
+      all: "refused",
+    });
+  });
+});

@@ -1,0 +1,24 @@
+import { defineConfig } from "vitest/config";
+import { testServerUrl } from "./test/support/database.js";
+import { mysqlAnswers } from "./vitest.config.js";
+
+/**
+ * `npm run test:chaos`: the slow reliability runs (test/chaos/*.chaos.ts),
+ * kept out of `npm test`, on MySQL/MariaDB (they cut and stall its
+ * connections). One file at a time, so each one has the machine's cores and
+ * its figures mean something.
+ */
+export default defineConfig(async () => {
+  const error = await mysqlAnswers(testServerUrl());
+  if (error) throw new Error(`test:chaos needs MySQL/MariaDB at ${testServerUrl()}: ${error}`);
+  return {
+    test: {
+      include: ["test/chaos/**/*.chaos.ts"],
+      env: { TEST_STORE: "mysql" },
+      pool: "forks" as const,
+      maxWorkers: 1,
+      testTimeout: 180_000,
+      hookTimeout: 60_000,
+    },
+  };
+});
