@@ -12,6 +12,7 @@ import { signToken } from "../src/auth/tokens.js";
 import { freePort, startChild } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
 import { bearer, closedLoop, GrpcLoadClient, httpLoad } from "./lib/load.js";
+import { cpuMs } from "./lib/proc.js";
 
 const target = process.argv[2] ?? "gRPC";
 const seconds = Number(process.argv[3] ?? 5);
@@ -48,6 +49,7 @@ try {
     toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
   );
   const bound = { durationMs: seconds * 1000 };
+  const cpu0 = cpuMs(svc.pid);
   let result: Awaited<ReturnType<typeof closedLoop>>;
   if (target === "gRPC") {
     const client = new GrpcLoadClient(`127.0.0.1:${svc.port}`);
@@ -71,8 +73,9 @@ try {
     });
   }
   requests = result.requests;
+  const serverUs = ((cpuMs(svc.pid) - cpu0) * 1000) / requests;
   console.log(
-    `${target}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, errors ${result.errors}`,
+    `${target}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms, errors ${result.errors}, server CPU ${serverUs.toFixed(0)} µs/request (profiler on)`,
   );
 } finally {
   await svc.stop();
