@@ -1,4 +1,4 @@
-import { type SelectQueryBuilder, sql } from "kysely";
+import { CompiledQuery, type SelectQueryBuilder, sql } from "kysely";
 import type { Cursor } from "../domain/cursor.js";
 import type { SessionStatus } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
@@ -53,6 +53,48 @@ export interface SessionPageQuery {
  * selected here (add a column here, add it to the index).
  */
 export async function findSessionPage(db: Db, q: SessionPageQuery) {
+  let templates = pageTemplates.get(db);
+  if (templates === undefined) {
+    templates = new Map();
+    pageTemplates.set(db, templates);
+  }
+  const shape = `${q.status ?? "any"}/${q.after === undefined ? "first" : "after"}`;
+  let template = templates.get(shape);
+  if (template === undefined) {
+    const after = q.after && { startedAt: SLOT_STARTED_AT, id: SLOT_ID };
+    const slots = { ...q, userId: SLOT_USER, quizId: SLOT_QUIZ, take: SLOT_TAKE, after };
+    template = pageQuery(db, slots).compile();
+    templates.set(shape, template);
+  }
+  const values = new Map<unknown, unknown>([
+    [SLOT_USER, q.userId],
+    [SLOT_QUIZ, q.quizId],
+    [SLOT_TAKE, q.take],
+    [SLOT_STARTED_AT, q.after?.startedAt],
+    [SLOT_ID, q.after?.id],
+  ]);
+  const parameters = template.parameters.map((p) => (values.has(p) ? values.get(p) : p));
+  const { rows } = await db.executeQuery<PageRow>(CompiledQuery.raw(template.sql, parameters));
+  return rows;
+}
+
+/**
+ * The page statement is the same for every user and cursor of one shape
+ * (status filter, first page or not): it is built and compiled once per shape
+ * and database (SQL differs by dialect) with these placeholder values, which
+ * each call swaps for its own. Building and compiling it with Kysely cost
+ * about 50 µs per request, a third of a list request's CPU.
+ */
+const pageTemplates = new WeakMap<Db, Map<string, CompiledQuery>>();
+const SLOT_USER = "\u0000user";
+const SLOT_QUIZ = "\u0000quiz";
+const SLOT_ID = "\u0000id";
+const SLOT_TAKE = -7_654_321;
+const SLOT_STARTED_AT = new Date(0);
+
+type PageRow = Awaited<ReturnType<ReturnType<typeof pageQuery>["execute"]>>[number];
+
+function pageQuery(db: Db, q: SessionPageQuery) {
   let page = db
     .selectFrom("practice_sessions")
     .select(summaryColumns)
@@ -71,8 +113,7 @@ export async function findSessionPage(db: Db, q: SessionPageQuery) {
     .leftJoin(newestFirst(page).limit(q.take).as("s"), (join) => join.onTrue())
     .select(summaryColumns.map((c) => `s.${c}` as const))
     .orderBy("s.started_at", "desc")
-    .orderBy("s.id", "desc")
-    .execute();
+    .orderBy("s.id", "desc");
 }
 
 function newestFirst<O>(query: SelectQueryBuilder<Database, "practice_sessions", O>) {

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { connect, createServer } from "node:net";
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const address = s.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Child {
+  name: string;
+  pid: number;
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a TypeScript entry point in its own Node process (`node --import tsx`,
+ * so the pid is the server's own: its CPU and RSS are read from /proc), and
+ * waits until it accepts TCP connections on `port`.
+ */
+export async function startChild(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): Promise<Child> {
+  const port = Number(env.PORT);
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, "--import", "tsx", entry], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`${name} exited during start-up`);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () => {
+          socket.destroy();
+          resolve();
+        });
+        socket.once("error", reject);
+      });
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${name} did not listen on ${port}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    name,
+    pid: child.pid as number,
+    port,
+    async stop() {
+      if (!exited) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}

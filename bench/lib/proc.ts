@@ -1,0 +1,25 @@
+import { readFileSync } from "node:fs";
+
+/** Linux clock ticks per second for /proc/PID/stat (getconf CLK_TCK; 100 on Linux). */
+const CLK_TCK = 100;
+
+/** User + system CPU time of a process (ms), from /proc/PID/stat; self via process.cpuUsage. */
+export function cpuMs(pid: number): number {
+  if (pid === process.pid) {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / CLK_TCK;
+}
+
+/** Resident set size of a process in MiB, from /proc/PID/status. */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const m = /VmRSS:\s+(\d+) kB/.exec(status);
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
