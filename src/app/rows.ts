@@ -35,12 +35,23 @@ interface AnswerColumns {
 
 /**
  * The session in the rows of a session-with-answers query (one row per
- * answer); undefined if there are no rows or their session columns are null.
+ * answer, in any order), its answers oldest first; undefined if there are no
+ * rows or their session columns are null.
  */
 export function toSession(rows: readonly (SummaryColumns & AnswerColumns)[]): Session | undefined {
   const first = rows[0];
   if (first === undefined || first.id === null) return undefined;
-  return { ...toSummary(first), answers: rows.flatMap(toAnswer) };
+  const answered = rows.filter((r) => r.answer_id !== null).sort(chronologically);
+  return { ...toSummary(first), answers: answered.flatMap(toAnswer) };
+}
+
+/** Oldest first: by answered_at, then by id (decimal text: shorter is smaller). */
+function chronologically(a: AnswerColumns, b: AnswerColumns): number {
+  const byTime = (a.answered_at?.getTime() ?? 0) - (b.answered_at?.getTime() ?? 0);
+  if (byTime !== 0) return byTime;
+  const x = a.answer_id ?? "";
+  const y = b.answer_id ?? "";
+  return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
 }
 
 function toAnswer(row: AnswerColumns): Answer[] {
