@@ -1,6 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { testServerUrl } from "./test/support/database.js";
-import { mysqlAnswers } from "./vitest.config.js";
+import { mysqlAnswers, testServerUrl } from "./test/support/database.js";
 
 /**
  * `npm run test:chaos`: the slow reliability runs (test/chaos/*.chaos.ts),

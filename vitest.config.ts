@@ -1,6 +1,5 @@
-import { createConnection } from "mysql2/promise";
 import { configDefaults, defineConfig } from "vitest/config";
-import { testServerUrl } from "./test/support/database.js";
+import { mysqlAnswers, testServerUrl } from "./test/support/database.js";
 import { SummaryReporter } from "./test/support/summary-reporter.js";
 
 /**
@@ -8,16 +7,6 @@ import { SummaryReporter } from "./test/support/summary-reporter.js";
  * MySQL/MariaDB when one answers at TEST_DATABASE_URL (default local root).
  * In CI (CI=true) a missing MySQL fails the run instead of skipping it.
  */
-export async function mysqlAnswers(url: string): Promise<string | undefined> {
-  try {
-    const connection = await createConnection({ uri: url, connectTimeout: 3000 });
-    await connection.end();
-    return undefined;
-  } catch (err) {
-    return String(err);
-  }
-}
-
 export default defineConfig(async () => {
   const url = testServerUrl();
   // Workers load this file again: check once, hand the answer down by env.

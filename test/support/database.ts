@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Pool } from "mysql2";
+import { createConnection } from "mysql2/promise";
 import {
   createDatabaseIfMissing,
   dropDatabase,
@@ -12,6 +13,17 @@ import { migrateToLatest } from "../../src/db/migrate.js";
 /** The server the tests make their MySQL databases on: TEST_DATABASE_URL, or local root. */
 export function testServerUrl(): string {
   return process.env.TEST_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
+}
+
+/** Why MySQL does not answer at `url`, or undefined when it does. */
+export async function mysqlAnswers(url: string): Promise<string | undefined> {
+  try {
+    const connection = await createConnection({ uri: url, connectTimeout: 3000 });
+    await connection.end();
+    return undefined;
+  } catch (err) {
+    return String(err);
+  }
 }
 
 /** The store this test run is for (vitest.config.ts runs the suite once per store). */
