@@ -23,7 +23,11 @@ type UnaryMethods<S extends DescService> = {
  * protobuf-es service descriptor: what a grpc-js user of the service runs.
  * Rejects with grpc-js's ServiceError (`code` is a grpc.status).
  */
-export function createGrpcClient<S extends DescService>(service: S, address: string) {
+export function createGrpcClient<S extends DescService>(
+  service: S,
+  address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+) {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   for (const method of service.methods) {
     definition[method.localName] = {
@@ -39,7 +43,7 @@ export function createGrpcClient<S extends DescService>(service: S, address: str
     };
   }
   const Client = grpc.makeGenericClientConstructor(definition, service.name);
-  const client = new Client(address, grpc.credentials.createInsecure()) as unknown as Record<
+  const client = new Client(address, credentials) as unknown as Record<
     string,
     (
       req: unknown,
