@@ -183,12 +183,18 @@ export class PracticeSessions {
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
-      const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
-      if (session === undefined) throw errors.sessionNotFound();
+      const session = await this.readSession(userId, sessionId);
       const snapshot = await findSnapshot(this.db, sessionId);
       const questions = snapshot.map((q) => ({ position: q.position, questionId: q.question_id }));
       return { session, questions };
     });
+  }
+
+  /** The user's session with its answers, oldest first, or `not_found`. */
+  private async readSession(userId: string, sessionId: string): Promise<Session> {
+    const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
+    if (session === undefined) throw errors.sessionNotFound();
+    return session;
   }
 
   /**
@@ -259,7 +265,7 @@ export class PracticeSessions {
         await markCompleted(trx, sessionId, this.clock.now());
       }),
     );
-    return (await this.getSession(userId, sessionId)).session;
+    return guard(() => this.readSession(userId, sessionId));
   }
 }
 

@@ -3,7 +3,6 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
-import { sendProblem } from "./problem.js";
 import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
 
 export interface RestOptions {
@@ -24,6 +23,7 @@ type QuizRequest = FastifyRequest<{
  * The REST gateway: the spec's paths over the same use cases as the RPCs.
  * Register it once per prefix ("" and "/api"), in a scope of its own: the
  * Connect plugin replaces the content-type parsers of the scope it is in.
+ * Errors reach the root's error handler (server.ts), which sends problem+json.
  */
 export async function restRoutes(
   app: FastifyInstance,
@@ -31,11 +31,6 @@ export async function restRoutes(
 ) {
   // request.userId is decorated on the root (ops/request-log.ts), which logs it.
   const route = { handlerTimeout: requestTimeoutMs };
-  app.setErrorHandler((err, request, reply) => {
-    const sent = sendProblem(reply, err);
-    if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
-    return sent;
-  });
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
   // which Fastify's default parser refuses.
   app.removeContentTypeParser("application/json");
