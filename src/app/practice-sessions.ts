@@ -9,6 +9,7 @@ import {
 } from "../db/errors.js";
 import {
   deleteStaleSession,
+  findLatestAnswerAt,
   findSessionPage,
   findSessionWithAnswers,
   findSnapshot,
@@ -23,7 +24,7 @@ import {
   ONE_ACTIVE_SESSION_KEY,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import type { Clock } from "../domain/clock.js";
+import { type Clock, notBefore } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
@@ -223,7 +224,8 @@ export class PracticeSessions {
           questionId: input.questionId,
           userAnswer: input.userAnswer,
           isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
-          answeredAt: this.clock.now(),
+          // Another replica's clock may be behind the one that started it.
+          answeredAt: notBefore(this.clock.now(), row.started_at),
         };
         await insertAnswer(trx, {
           session_id: input.sessionId,
@@ -262,7 +264,14 @@ export class PracticeSessions {
         const row = await lockSession(trx, userId, sessionId);
         if (row === undefined) throw errors.sessionNotFound();
         if (row.completed_at !== null) throw errors.sessionCompleted();
-        await markCompleted(trx, sessionId, this.clock.now());
+        // Clamped, not read from one clock: replicas' clocks disagree, and
+        // the database's clock would add a query to every write.
+        const latestAnswer = await findLatestAnswerAt(trx, sessionId);
+        await markCompleted(
+          trx,
+          sessionId,
+          notBefore(this.clock.now(), row.started_at, latestAnswer),
+        );
       }),
     );
     return guard(() => this.readSession(userId, sessionId));
