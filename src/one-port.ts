@@ -2,6 +2,7 @@ import { createServer as createHttp1Server, type Server as Http1Server } from "n
 import type { Http2Server, Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
+import { guardHttp2Session } from "./ops/http2-guard.js";
 import { MAX_HEADER_BYTES } from "./server.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
@@ -46,6 +47,7 @@ export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
+    guardHttp2Session(session);
     session.once("close", () => sessions.delete(session));
   });
 

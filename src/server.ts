@@ -30,7 +30,9 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
+import { Admission } from "./ops/admission.js";
 import { registerCors } from "./ops/cors.js";
+import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
@@ -44,10 +46,12 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
+import { admissionInterceptor } from "./rpc/admission-interceptor.js";
 import { authInterceptor } from "./rpc/auth-interceptor.js";
 import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { STREAM_LIMITS, type StreamLimits, streamLimitsInterceptor } from "./rpc/stream-limits.js";
 
 export interface ServerDeps {
   db: Db;
@@ -66,6 +70,10 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** Admission control of the API's calls (REST and RPC). Default: sized to a pool of 10. */
+  admission?: Admission;
+  /** Caps on health Watch and reflection streams. Default: STREAM_LIMITS. */
+  streamLimits?: StreamLimits;
 }
 
 /** Largest request body, REST or RPC. The service's requests are a few bytes. */
@@ -76,6 +84,9 @@ export const MAX_BODY_BYTES = 64 * 1024;
  * advertised SETTINGS_MAX_HEADER_LIST_SIZE). A bearer token is about 300 bytes.
  */
 export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** SETTINGS_MAX_CONCURRENT_STREAMS: streams one HTTP/2 connection may have open at once. */
+export const MAX_CONCURRENT_STREAMS = 100;
 
 /** Default for `requestTimeoutMs`. */
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -93,7 +104,13 @@ export const COMPRESS_MIN_BYTES = 64 * 1024;
  * see one-port.ts, which serves it on one port.
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const http2Options: Http2ServerOptions = { settings: { maxHeaderListSize: MAX_HEADER_BYTES } };
+  const http2Options: Http2ServerOptions = {
+    settings: {
+      maxHeaderListSize: MAX_HEADER_BYTES,
+      // Node advertises no limit by default (2^32-1 streams on one connection).
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    },
+  };
   const app = fastify({
     http2: true,
     // Fastify hands `https` to http2.createSecureServer, `http` to http2.createServer
@@ -140,6 +157,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const admission = deps.admission ?? new Admission(admissionLimits(10));
+  const logFailure = failureLog();
   const services: DescService[] = [
     PracticeSessionService,
     Health,
@@ -161,7 +180,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
   app.setErrorHandler((err, request, reply) => {
     const sent = sendProblem(reply, err);
-    if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
+    if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
   // The Connect plugin replaces every content-type parser of its scope:
@@ -176,8 +195,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     ...rpcOptions,
     routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
     interceptors: [
-      outcomeInterceptor(),
+      outcomeInterceptor(logFailure),
       deadlineInterceptor(requestTimeoutMs),
+      admissionInterceptor(admission),
       authInterceptor(deps.authenticator),
     ],
   });
@@ -190,7 +210,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       router.service(ServerReflection, reflectionService(registry, services));
       router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
     },
-    interceptors: [outcomeInterceptor()],
+    interceptors: [
+      outcomeInterceptor(logFailure),
+      streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
+    ],
   });
   await app.register(opsRoutes, { health, metrics });
   for (const prefix of ["", "/api"]) {
@@ -199,12 +222,23 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       sessions,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      admission,
     });
   }
   await app.register(openApiRoute);
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
+}
+
+/**
+ * Admission limits for a database pool of `poolSize` connections: as many
+ * calls run as there are connections (so none waits inside the pool, where
+ * a cancelled call could not leave), ten times as many may wait up to a
+ * second, the rest are shed at once.
+ */
+export function admissionLimits(poolSize: number, maxInFlight = poolSize) {
+  return { maxInFlight, maxQueued: maxInFlight * 10, maxWaitMs: 1000 };
 }
 
 /** The URL paths of the services' procedures ("/pkg.Service/Method"). */

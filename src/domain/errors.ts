@@ -33,6 +33,7 @@ export const errors = {
       undefined,
       cause,
     ),
+  canceled: () => new ConnectError("the client cancelled the call", Code.Canceled),
   internal: (cause?: unknown) =>
     new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
 } as const;

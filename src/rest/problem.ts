@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyReply } from "fastify";
+import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -68,5 +69,7 @@ export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
   // For the request log and metrics (ops/request-log.ts).
   reply.request.resultCode = body.code;
   if (body.code === "unauthenticated") reply.header("www-authenticate", "Bearer");
+  // Shed load or a database outage: worth retrying, not at once.
+  if (body.status === 503) reply.header("retry-after", String(RETRY_AFTER_SECONDS));
   return reply.code(body.status).type("application/problem+json").send(body);
 }

@@ -3,6 +3,8 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
+import type { Admission } from "../ops/admission.js";
+import { clientGone } from "../ops/client-gone.js";
 import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
 
 export interface RestOptions {
@@ -10,6 +12,8 @@ export interface RestOptions {
   authenticator: Authenticator;
   /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
   requestTimeoutMs: number;
+  /** Admission control shared with the RPCs. */
+  admission: Admission;
 }
 
 type SessionRequest = FastifyRequest<{ Params: { id: string } }>;
@@ -27,7 +31,7 @@ type QuizRequest = FastifyRequest<{
  */
 export async function restRoutes(
   app: FastifyInstance,
-  { sessions, authenticator, requestTimeoutMs }: RestOptions,
+  { sessions, authenticator, requestTimeoutMs, admission }: RestOptions,
 ) {
   // request.userId is decorated on the root (ops/request-log.ts), which logs it.
   const route = { handlerTimeout: requestTimeoutMs };
@@ -41,6 +45,21 @@ export async function restRoutes(
     } catch {
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
+  });
+  // Admission first: a shed request costs no token check. The slot is held
+  // until the response is sent or the client leaves.
+  app.addHook("onRequest", async (request, reply) => {
+    if (clientGone(request.raw)) throw errors.canceled();
+    const left = new AbortController();
+    const onClose = () => left.abort();
+    reply.raw.once("close", onClose);
+    const release = await admission.acquire(left.signal);
+    reply.raw.off("close", onClose);
+    if (clientGone(request.raw)) {
+      release();
+      throw errors.canceled();
+    }
+    reply.raw.once("close", release);
   });
   app.addHook("onRequest", async (request) => {
     request.userId = await authenticator.authenticate(request.headers.authorization);

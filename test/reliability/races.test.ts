@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admission } from "../../src/ops/admission.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import {
   auditOf,
@@ -16,12 +17,13 @@ import {
   startVia,
   TRANSPORTS,
 } from "../support/reliability.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { RACE_ADMISSION, startTestService, type TestService } from "../support/service.js";
 
 let svc: TestService;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  // Races need every racer admitted: a queue as deep as the largest race.
+  svc = await startTestService({ admission: new Admission(RACE_ADMISSION) });
   await installSessionAudit(svc.db);
 });
 afterAll(async () => {

@@ -9,7 +9,9 @@ import type { JwtConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
+import type { Admission } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
+import type { StreamLimits } from "../../src/rpc/stream-limits.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
@@ -40,6 +42,9 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** Admission limits that admit every racer of the race tests (up to 1,000 at once). */
+export const RACE_ADMISSION = { maxInFlight: 10, maxQueued: 1000, maxWaitMs: 30_000 };
+
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */
   proxy?: boolean;
@@ -54,6 +59,12 @@ export interface TestServiceOptions {
   auth?: { config: JwtConfig; sign: (sub: string, now: Date) => Promise<string> };
   /** With `proxy`: connections in the service's pool through it (default 5). */
   poolSize?: number;
+  /** Caps on Watch and reflection streams (default: the service's). */
+  streamLimits?: StreamLimits;
+  /** Admission control (default: the service's, for a pool of 10). */
+  admission?: Admission;
+  /** Statement time limit of the proxied pool (default: the service's). */
+  queryTimeoutMs?: number;
 }
 
 /** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
@@ -73,6 +84,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       url: url.toString(),
       poolSize: options.poolSize ?? 5,
       connectTimeoutMs: 1000,
+      queryTimeoutMs: options.queryTimeoutMs,
     });
     db = handle.db;
     pool = handle.pool;
@@ -90,6 +102,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     shutdownTimeoutMs: 1000,
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
+    streamLimits: options.streamLimits,
+    admission: options.admission,
   });
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");
