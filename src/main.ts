@@ -50,7 +50,9 @@ async function main() {
     logger.info({ quizIds }, "loaded the demo content");
   }
 
-  const health = new HealthMonitor(database.db);
+  // Probes on a connection of their own; migrations checked once, here.
+  const health = new HealthMonitor(database.db, { probe: database.probe });
+  if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const app = await buildServer({
     db: database.db,
     pool: database.pool,

@@ -1,7 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { Kysely, MysqlDialect } from "kysely";
-import { createConnection, createPool, type Pool, type PoolConnection } from "mysql2";
+import { Kysely, MysqlDialect, sql } from "kysely";
+import {
+  type Connection,
+  createConnection,
+  createPool,
+  type Pool,
+  type PoolConnection,
+} from "mysql2";
 import type { Database } from "./database.js";
 import { openSqlite } from "./sqlite.js";
 
@@ -37,6 +43,12 @@ export interface DatabaseHandle {
   store: Store;
   /** The mysql2 pool under Kysely, for pool metrics; none for SQLite. */
   pool?: Pool;
+  /**
+   * Resolves if the database answers `SELECT 1`, rejects if not: on MySQL
+   * over a connection of its own (made again after a failure), never one
+   * of the users' pool. For health probes.
+   */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -44,7 +56,10 @@ export interface DatabaseHandle {
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (storeOf(options.url) === "sqlite") {
     const db = openSqlite(sqliteFile(options.url));
-    return { db, store: "sqlite", close: () => db.destroy() };
+    const probe = async () => {
+      await sql`SELECT 1`.execute(db);
+    };
+    return { db, store: "sqlite", probe, close: () => db.destroy() };
   }
   return openMysql(options);
 }
@@ -74,7 +89,46 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     limitQueryTime(connection, timeoutMs, kill);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
-  return { db, store: "mysql", pool, close: () => db.destroy() };
+  const probe = probeConnection(options.url, options.connectTimeoutMs);
+  return {
+    db,
+    store: "mysql",
+    pool,
+    probe: probe.run,
+    close: async () => {
+      probe.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Longest a health probe's `SELECT 1` may take on its connection. */
+const PROBE_QUERY_TIMEOUT_MS = 1000;
+
+/** `SELECT 1` on one connection of its own, opened on first use and after each failure. */
+function probeConnection(url: string, connectTimeoutMs: number) {
+  let connection: Connection | undefined;
+  const drop = () => {
+    connection?.destroy();
+    connection = undefined;
+  };
+  return {
+    run: async () => {
+      if (connection === undefined) {
+        connection = createConnection({ uri: url, connectTimeout: connectTimeoutMs });
+        connection.on("error", drop);
+      }
+      try {
+        // mysql2's own timeout: a probe that hangs (a partition) fails, and
+        // its connection is dropped, instead of holding up the next one.
+        await connection.promise().query({ sql: "SELECT 1", timeout: PROBE_QUERY_TIMEOUT_MS });
+      } catch (err) {
+        drop();
+        throw err;
+      }
+    },
+    close: drop,
+  };
 }
 
 /**

@@ -25,6 +25,8 @@ export interface TestService {
   db: TestDatabase["db"];
   /** Set with `{ proxy: true }`: the service's path to the database. */
   proxy: TcpProxy | undefined;
+  /** The service's own database handle (through the proxy, if any): its pool, as users use it. */
+  serviceDb: TestDatabase["db"];
   /** The service's health state (drain it with `startDraining()`). */
   health: HealthMonitor;
   /** The service's clock: starts at the real time, moves only when told. */
@@ -74,6 +76,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   let pool = database.pool;
   let proxy: TcpProxy | undefined;
   let closeDb = async () => {};
+  let probe: (() => Promise<void>) | undefined;
   if (options.proxy) {
     if (database.store !== "mysql") throw new Error("a TCP proxy needs a MySQL test database");
     const url = new URL(database.url);
@@ -89,9 +92,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     db = handle.db;
     pool = handle.pool;
     closeDb = handle.close;
+    probe = handle.probe;
   }
   const clock = new FakeClock(new Date());
-  const health = new HealthMonitor(db);
+  const health = new HealthMonitor(db, { probe });
   const app = await buildServer({
     db,
     pool,
@@ -119,6 +123,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     database,
     db: database.db,
     proxy,
+    serviceDb: db,
     health,
     clock,
     baseUrl,
