@@ -7,8 +7,11 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
+import { Admission } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
-import { buildServer } from "./server.js";
+import { Metrics } from "./ops/metrics.js";
+import { metricsServer } from "./ops/metrics-server.js";
+import { admissionLimits, buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
 const DATABASE_WAIT_MS = 30_000;
@@ -53,7 +56,10 @@ async function main() {
   // Probes on a connection of their own; migrations checked once, here.
   const health = new HealthMonitor(database.db, { probe: database.probe });
   if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
+  const metrics = new Metrics(database.pool);
   const app = await buildServer({
+    metrics,
+    admission: new Admission(admissionLimits(config.maxInFlight)),
     db: database.db,
     pool: database.pool,
     health,
@@ -70,6 +76,12 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  const scrape = metricsServer(metrics);
+  await new Promise<void>((resolve, reject) => {
+    scrape.once("error", reject);
+    scrape.listen(config.metricsPort, config.host, () => resolve());
+  });
+  logger.info({ port: config.metricsPort }, "metrics listening (GET /metrics)");
 
   if (devMode && jwt.secret !== undefined) {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
@@ -100,6 +112,8 @@ async function main() {
     // the drain below waits only for real requests.
     health.startDraining();
     try {
+      scrape.close();
+      scrape.closeAllConnections();
       await port.close(config.shutdownTimeoutMs);
       await database.close();
       logger.info("stopped");

@@ -32,7 +32,7 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
-import { Admission } from "./ops/admission.js";
+import { Admission, type AdmissionLimits } from "./ops/admission.js";
 import { registerCors } from "./ops/cors.js";
 import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
@@ -67,6 +67,8 @@ export interface ServerDeps {
   shutdownTimeoutMs?: number;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
+  /** Where requests are counted; served on its own listener (ops/metrics-server.ts). Default: a new one. */
+  metrics?: Metrics;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
   /** Browser origins allowed to call (CORS); none by default. */
@@ -159,7 +161,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const sessions = new PracticeSessions(deps.db, deps.clock);
   const quizzes = new Quizzes(deps.db);
   const health = deps.health ?? new HealthMonitor(deps.db);
-  const metrics = new Metrics(deps.pool);
+  const metrics = deps.metrics ?? new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const admission = deps.admission ?? new Admission(admissionLimits(10));
   const logFailure = failureLog();
@@ -227,7 +229,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
     ],
   });
-  await app.register(opsRoutes, { health, metrics });
+  await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {
       prefix,
@@ -245,12 +247,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 }
 
 /**
- * Admission limits for a database pool of `poolSize` connections: as many
- * calls run as there are connections (so none waits inside the pool, where
+ * Admission limits for `maxInFlight` calls at once, by default the database
+ * pool's size: as many calls run as there are connections (so none waits inside the pool, where
  * a cancelled call could not leave), ten times as many may wait up to a
  * second, the rest are shed at once.
  */
-export function admissionLimits(poolSize: number, maxInFlight = poolSize) {
+export function admissionLimits(maxInFlight: number): AdmissionLimits {
   return { maxInFlight, maxQueued: maxInFlight * 10, maxWaitMs: 1000 };
 }
 

@@ -49,7 +49,7 @@ async function waitForLines(n: number): Promise<RequestLine[]> {
 }
 
 async function metrics(): Promise<string> {
-  const res = await fetch(`${svc.baseUrl}/metrics`);
+  const res = await fetch(`${svc.metricsUrl}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
   return res.text();
@@ -204,5 +204,18 @@ describe("request log and metrics", () => {
     ).toBe(1);
     await new Promise((r) => setTimeout(r, 100));
     expect(requestLines()).toHaveLength(before);
+  });
+});
+
+// Last: its requests would count in the log tests above.
+describe("the metrics listener", () => {
+  it("serves /metrics only on its own listener: the public port answers 404 problem+json", async () => {
+    for (const path of ["/metrics", "/api/metrics"]) {
+      const res = await fetch(`${svc.baseUrl}${path}`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    }
+    expect((await fetch(`${svc.metricsUrl}/metrics`)).status).toBe(200);
+    expect((await fetch(`${svc.metricsUrl}/readyz`)).status).toBe(404);
   });
 });

@@ -12,6 +12,8 @@ import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
 import type { Admission } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
+import { Metrics } from "../../src/ops/metrics.js";
+import { metricsServer } from "../../src/ops/metrics-server.js";
 import type { StreamLimits } from "../../src/rpc/stream-limits.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
@@ -33,6 +35,8 @@ export interface TestService {
   /** The service's clock: starts at the real time, moves only when told. */
   clock: FakeClock;
   baseUrl: string;
+  /** The `/metrics` listener's base URL (a port of its own). */
+  metricsUrl: string;
   /** A valid token for user `sub`. */
   token(sub: string): Promise<string>;
   /** REST call with a bearer token for `user`. */
@@ -100,7 +104,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   }
   const clock = new FakeClock(new Date());
   const health = new HealthMonitor(db, { probe });
+  const metrics = new Metrics(pool);
   const app = await buildServer({
+    metrics,
     db,
     pool,
     health,
@@ -117,6 +123,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;
+  const scrape = metricsServer(metrics);
+  await new Promise<void>((resolve) => scrape.listen(0, "127.0.0.1", resolve));
+  const metricsUrl = `http://127.0.0.1:${(scrape.address() as AddressInfo).port}`;
   const token = (sub: string) =>
     options.auth
       ? options.auth.sign(sub, clock.now())
@@ -132,6 +141,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     health,
     clock,
     baseUrl,
+    metricsUrl,
     token,
     auth,
     async rest(user, method, path, init = {}) {
