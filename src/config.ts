@@ -27,7 +27,7 @@ export interface Config {
   dbPoolSize: number;
   /**
    * Admission control: API calls doing work at once (default: the pool's
-   * size); ten times as many may wait a second, the rest are shed (503).
+   * size); twice as many may wait a second, the rest are shed (503).
    */
   maxInFlight: number;
   /** How long to wait for a new database connection before answering `unavailable`. */

@@ -249,11 +249,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 /**
  * Admission limits for `maxInFlight` calls at once, by default the database
  * pool's size: as many calls run as there are connections (so none waits inside the pool, where
- * a cancelled call could not leave), ten times as many may wait up to a
+ * a cancelled call could not leave), twice as many may wait up to a
  * second, the rest are shed at once.
  */
 export function admissionLimits(maxInFlight: number): AdmissionLimits {
-  return { maxInFlight, maxQueued: maxInFlight * 10, maxWaitMs: 1000 };
+  return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
 }
 
 /** The URL paths of the services' procedures ("/pkg.Service/Method"). */
