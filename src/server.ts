@@ -51,10 +51,8 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { authInterceptor } from "./rpc/auth-interceptor.js";
-import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
-import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { practiceRpc } from "./rpc/practice-routes.js";
 
 export interface ServerDeps {
   db: Db;
@@ -161,12 +159,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
-    routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
-    interceptors: [
-      outcomeInterceptor(),
-      deadlineInterceptor(requestTimeoutMs),
-      authInterceptor(deps.authenticator),
-    ],
+    ...practiceRpc({ sessions, authenticator: deps.authenticator, requestTimeoutMs }),
   });
   // Health and reflection: for probes and tools, which carry no token; and
   // no server deadline, since Watch and reflection streams last on purpose.

@@ -3,6 +3,7 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
+import { recordOutcome } from "../ops/outcome.js";
 import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
 
 export interface RestOptions {
@@ -29,7 +30,7 @@ export async function restRoutes(
   app: FastifyInstance,
   { sessions, authenticator, requestTimeoutMs }: RestOptions,
 ) {
-  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs };
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
   // which Fastify's default parser refuses.
@@ -43,7 +44,8 @@ export async function restRoutes(
     }
   });
   app.addHook("onRequest", async (request) => {
-    request.userId = await authenticator.authenticate(request.headers.authorization);
+    const userId = await authenticator.authenticate(request.headers.authorization);
+    recordOutcome(request, { userId });
   });
 
   app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
