@@ -25,7 +25,9 @@ import {
   file_practice_v1_practice_session_service,
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
+import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
+import { Quizzes } from "./app/quizzes.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
@@ -122,17 +124,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
+  const quizzes = new Quizzes(deps.db);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
+    QuizService,
     Health,
     ServerReflection,
     ServerReflectionV1alpha,
   ];
   const registry = reflectionRegistry(
     file_practice_v1_practice_session_service,
+    file_practice_v1_quiz_service,
     file_grpc_health_v1_health,
     file_grpc_reflection_v1_reflection,
     file_grpc_reflection_v1alpha_reflection,
@@ -159,14 +164,17 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
-    ...practiceRpc({ sessions, authenticator: deps.authenticator, requestTimeoutMs }),
+    ...practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
   });
   // Health and reflection: for probes and tools, which carry no token; and
   // no server deadline, since Watch and reflection streams last on purpose.
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
     routes: (router) => {
-      router.service(Health, healthService(health, [PracticeSessionService.typeName]));
+      router.service(
+        Health,
+        healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
+      );
       router.service(ServerReflection, reflectionService(registry, services));
       router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
     },
@@ -177,6 +185,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await app.register(restRoutes, {
       prefix,
       sessions,
+      quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
     });

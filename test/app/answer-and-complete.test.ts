@@ -169,7 +169,9 @@ describe("getSession", () => {
       .execute();
     const detail = await w.sessions.getSession(user, session.id);
     expect(detail.session.answers.map((a) => a.questionId)).toEqual([q[2], q[0]]);
-    expect(detail.questions).toEqual(q.map((id, i) => ({ position: i + 1, questionId: id })));
+    expect(detail.questions).toEqual(
+      q.map((id, i) => ({ position: i + 1, questionId: id, correctAnswer: null })),
+    );
   });
 
   it("is not_found, one message, for another user's session, an unknown id and a malformed id", async () => {

@@ -96,6 +96,7 @@ describe("listSessions", () => {
         completedAt: row?.completedAt ?? null,
         totalQuestions: 8,
         correctAnswers: row?.correctAnswers,
+        answeredQuestions: 0,
       });
       expect("answers" in s).toBe(false);
     }

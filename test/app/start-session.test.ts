@@ -25,7 +25,7 @@ async function snapshotOf(sessionId: string) {
 describe("startSession", () => {
   it("creates an in-progress session that freezes the quiz's questions, with no answers", async () => {
     const quiz = await insertQuiz(w.db, { questions: 3 });
-    const { session, created } = await w.sessions.startSession(newUser(), quiz.quizId);
+    const { session, created, questions } = await w.sessions.startSession(newUser(), quiz.quizId);
     expect(created).toBe(true);
     expect(session).toEqual({
       id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-/),
@@ -34,10 +34,15 @@ describe("startSession", () => {
       completedAt: null,
       totalQuestions: 3,
       correctAnswers: 0,
+      answeredQuestions: 0,
       answers: [],
     });
     expect(await snapshotOf(session.id)).toEqual(
       quiz.questionIds.map((id, i) => ({ position: i + 1, question_id: id })),
+    );
+    // The snapshot comes back with the start, never with a correct answer.
+    expect(questions).toEqual(
+      quiz.questionIds.map((id, i) => ({ position: i + 1, questionId: id, correctAnswer: null })),
     );
   });
 
@@ -69,6 +74,7 @@ describe("startSession", () => {
     expect(again.session.id).toBe(first.session.id);
     expect(again.session.totalQuestions).toBe(3);
     expect(again.session.answers.map((a) => a.userAnswer)).toEqual(["early", "late"]);
+    expect(again.questions.map((q) => q.questionId)).toEqual(quiz.questionIds);
     expect(await snapshotOf(first.session.id)).toHaveLength(3);
   });
 

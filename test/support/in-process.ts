@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
+import { Quizzes } from "../../src/app/quizzes.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { FakeClock } from "../../src/domain/clock.js";
@@ -58,6 +59,7 @@ export async function startInProcessService(): Promise<InProcessService> {
   });
   const { routes, interceptors } = practiceRpc({
     sessions,
+    quizzes: new Quizzes(database.db),
     authenticator,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });
