@@ -6,6 +6,7 @@ import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
 import type { Admission } from "../ops/admission.js";
 import { clientGone } from "../ops/client-gone.js";
+import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
   quizToJson,
@@ -41,11 +42,13 @@ export async function restRoutes(
   app: FastifyInstance,
   { sessions, quizzes, authenticator, requestTimeoutMs, admission }: RestOptions,
 ) {
-  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs };
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses.
-  app.removeContentTypeParser("application/json");
+  // which Fastify's default parser refuses. JSON is the only body read here:
+  // any other content type (text/plain included, which Fastify would read as
+  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     if (body === "") return done(null, undefined);
     try {
@@ -70,7 +73,8 @@ export async function restRoutes(
     reply.raw.once("close", release);
   });
   app.addHook("onRequest", async (request) => {
-    request.userId = await authenticator.authenticate(request.headers.authorization);
+    const userId = await authenticator.authenticate(request.headers.authorization);
+    recordOutcome(request, { userId });
   });
 
   app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>

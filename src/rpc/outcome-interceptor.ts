@@ -2,6 +2,7 @@ import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/co
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyRequest } from "fastify";
 import type { LogFailure } from "../ops/failure-log.js";
+import { recordOutcome } from "../ops/outcome.js";
 import { userIdKey } from "./auth-interceptor.js";
 
 /** The Fastify request under a Connect call (set by the plugin's `contextValues`). */
@@ -21,8 +22,7 @@ export function outcomeInterceptor(logFailure?: LogFailure): Interceptor {
     const request = req.contextValues.get(fastifyRequestKey);
     const settle = (code: string, err?: unknown) => {
       if (request === undefined) return;
-      request.resultCode = code;
-      request.userId = req.contextValues.get(userIdKey);
+      recordOutcome(request, { code, userId: req.contextValues.get(userIdKey) });
       if (err === undefined) return;
       const status = codeToHttpStatus(ConnectError.from(err).code);
       if (status >= 500) logFailure?.(request.log, err, status);
