@@ -63,7 +63,7 @@ export class Admission {
    * `canceled` if `signal` aborts while waiting.
    */
   acquire(signal?: AbortSignal): Promise<Release> {
-    if (signal?.aborted) return Promise.reject(errors.canceled());
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.#running < this.limits.maxInFlight && this.#queue.size === 0) {
       this.#running++;
       return Promise.resolve(this.#releaser());
@@ -80,7 +80,7 @@ export class Admission {
       };
       const onAbort = () => {
         leave();
-        reject(errors.canceled());
+        reject(abortError(signal));
       };
       const waiter: Waiter = {
         admit: (release) => {
@@ -112,4 +112,14 @@ export class Admission {
       else this.#running--;
     };
   }
+}
+
+/**
+ * Why a wait ended early: the signal's own ConnectError (Connect aborts a
+ * call's signal with `deadline_exceeded` when the client's deadline passes),
+ * else `canceled` (the client left).
+ */
+export function abortError(signal: AbortSignal | undefined): ConnectError {
+  const reason: unknown = signal?.reason;
+  return reason instanceof ConnectError ? reason : errors.canceled();
 }

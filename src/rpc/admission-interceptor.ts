@@ -1,6 +1,5 @@
 import type { Interceptor } from "@connectrpc/connect";
-import { errors } from "../domain/errors.js";
-import type { Admission } from "../ops/admission.js";
+import { type Admission, abortError } from "../ops/admission.js";
 import { clientGone } from "../ops/client-gone.js";
 import { fastifyRequestKey } from "./outcome-interceptor.js";
 
@@ -15,11 +14,12 @@ export function admissionInterceptor(admission: Admission): Interceptor {
   return (next) => async (req) => {
     const request = req.contextValues.get(fastifyRequestKey);
     const gone = () => req.signal.aborted || (request !== undefined && clientGone(request.raw));
-    if (gone()) throw errors.canceled();
+    // The signal says why (a deadline already passed, or the client left).
+    if (gone()) throw abortError(req.signal);
     const release = await admission.acquire(req.signal);
     try {
       // It may have left while waiting for its slot.
-      if (gone()) throw errors.canceled();
+      if (gone()) throw abortError(req.signal);
       return await next(req);
     } finally {
       release();
