@@ -1,3 +1,4 @@
+import closeWithGrace from "close-with-grace";
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
@@ -12,6 +13,8 @@ import { buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
 const DATABASE_WAIT_MS = 30_000;
+/** Beyond SHUTDOWN_TIMEOUT_MS (after which connections are cut), time to close the pool. */
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 async function main() {
   let config: Config;
@@ -98,26 +101,22 @@ async function main() {
     );
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    // NOT_SERVING first: health watchers hear it and their streams end, so
-    // the drain below waits only for real requests.
-    health.startDraining();
-    try {
+  // close-with-grace: the first SIGTERM/SIGINT (or another termination
+  // signal, or an uncaught error) starts one drain; a second signal, or a
+  // drain that outlives its budget, exits at once with 1.
+  closeWithGrace(
+    { delay: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS, logger },
+    async ({ signal, err }) => {
+      if (err) logger.error({ err }, "uncaught error: shutting down");
+      else logger.info({ signal }, "shutting down");
+      // NOT_SERVING first: health watchers hear it and their streams end, so
+      // the drain below waits only for real requests.
+      health.startDraining();
       await port.close(config.shutdownTimeoutMs);
       await database.close();
       logger.info("stopped");
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, "shutdown failed");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+    },
+  );
 }
 
 /** Why the port cannot be listened on, in one line, for the usual causes; else undefined. */

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyReply } from "fastify";
+import { recordOutcome } from "../ops/outcome.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -73,8 +74,7 @@ function problem(status: number, code: string, detail: string): Problem {
 /** Sends `err` as application/problem+json. */
 export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
   const body = toProblem(err);
-  // For the request log and metrics (ops/request-log.ts).
-  reply.request.resultCode = body.code;
+  recordOutcome(reply.request, { code: body.code });
   if (body.code === "unauthenticated") {
     // RFC 6750: a bare challenge, or the error the metadata names (an expired token).
     const challenge = err instanceof ConnectError ? err.metadata.get("www-authenticate") : null;

@@ -4,6 +4,7 @@ import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
+import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
   quizToJson,
@@ -37,7 +38,7 @@ export async function restRoutes(
   app: FastifyInstance,
   { sessions, quizzes, authenticator, requestTimeoutMs }: RestOptions,
 ) {
-  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs };
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
   // which Fastify's default parser refuses. JSON is the only body read here:
@@ -53,7 +54,8 @@ export async function restRoutes(
     }
   });
   app.addHook("onRequest", async (request) => {
-    request.userId = await authenticator.authenticate(request.headers.authorization);
+    const userId = await authenticator.authenticate(request.headers.authorization);
+    recordOutcome(request, { userId });
   });
 
   app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>
