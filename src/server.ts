@@ -26,8 +26,10 @@ import {
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
+import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
+import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
 import { registerCors } from "./ops/cors.js";
@@ -66,6 +68,8 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
+  reads?: ReadRouting;
 }
 
 /** Largest request body, REST or RPC. The service's requests are a few bytes. */
@@ -136,10 +140,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
   }) as unknown as FastifyInstance;
 
-  const sessions = new PracticeSessions(deps.db, deps.clock);
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
+    reads: deps.reads,
+    // Retrying past the deadline would only work for an answer nobody reads.
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
+  });
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = new Metrics(deps.pool);
-  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
     Health,
