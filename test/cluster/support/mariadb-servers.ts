@@ -8,6 +8,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConnection } from "mysql2/promise";
@@ -78,6 +79,8 @@ export class ServerSet {
     extraArgs: string[] = [],
     initialise = true,
   ): Promise<Server> {
+    // A server left from an earlier run would answer in place of this one.
+    if (await portAnswers(port)) throw new Error(`port ${port} is in use: stop what runs there`);
     const datadir = initialise ? this.install(name) : join(this.dir, name);
     if (!initialise) {
       mkdirSync(datadir, { recursive: true });
@@ -185,6 +188,17 @@ export class ServerSet {
     this.servers.length = 0;
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
 
 function uid(user: string): number {

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { sql } from "kysely";
 import { pino } from "pino";
 import { createAuthenticator } from "../../../src/auth/authenticator.js";
 import { signToken } from "../../../src/auth/tokens.js";
@@ -51,7 +52,13 @@ export function withDatabase(serverUrl: string, name: string): string {
  */
 export async function startReplicas(
   nodes: string[],
-  options: { readUrl?: string; poolSize?: number } = {},
+  options: {
+    /** A read replica server URL (account included): replicas route reads there. */
+    readUrl?: string;
+    /** How many of the replicas, the first ones, route reads (default: all). */
+    routed?: number;
+    poolSize?: number;
+  } = {},
 ): Promise<Replicas> {
   const [firstNode] = nodes;
   if (firstNode === undefined) throw new Error("no database node");
@@ -60,6 +67,13 @@ export async function startReplicas(
   await createDatabaseIfMissing(first);
   const setup = openDatabase({ url: first, poolSize: 2, connectTimeoutMs: 3000 });
   await migrateToLatest(setup.db);
+  if (options.readUrl) {
+    // The replica account may only read this database; the grant replicates.
+    const reader = new URL(options.readUrl);
+    await sql`GRANT SELECT ON ${sql.id(database)}.* TO ${sql.lit(decodeURIComponent(reader.username))}@'127.0.0.1'`.execute(
+      setup.db,
+    );
+  }
   await setup.close();
 
   const tokens = new Map<string, string>();
@@ -81,7 +95,7 @@ export async function startReplicas(
     });
     let reads: ReplicaReads | undefined;
     let closeReads = async () => {};
-    if (options.readUrl) {
+    if (options.readUrl && i < (options.routed ?? nodes.length)) {
       const read = openDatabase({
         url: withDatabase(options.readUrl, database),
         poolSize: options.poolSize ?? 8,
