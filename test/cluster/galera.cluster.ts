@@ -213,7 +213,11 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     await isolate(node, true);
     const statuses = new Map<number, number>();
     const calls = 50;
+    let readyz = 0;
     try {
+      // Its readiness fails too (the migration check reads a table), so a
+      // load balancer stops sending it traffic.
+      readyz = (await fetch(`${cut.baseUrl}/readyz`)).status;
       for (let i = 0; i < calls; i++) {
         const replies = await Promise.all([
           cut.rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`),
@@ -232,9 +236,10 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     }
     const seconds = ((performance.now() - t0) / 1000).toFixed(1);
     console.log(
-      `[galera] cut-off node: ${calls * 5} calls, statuses ${JSON.stringify(Object.fromEntries(statuses))}; cut, probed and rejoined in ${seconds} s`,
+      `[galera] cut-off node: ${calls * 5} calls, statuses ${JSON.stringify(Object.fromEntries(statuses))}; /readyz ${readyz}; cut, probed and rejoined in ${seconds} s`,
     );
     expect([...statuses.keys()]).toEqual([503]);
+    expect(readyz).toBe(503);
   });
 });
 
