@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionStatus } from "../../gen/practice/v1/practice_session_service_pb.js";
-import type { PageJson } from "../../src/rest/to-json.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import {
   insertQuiz,
   insertSessions,

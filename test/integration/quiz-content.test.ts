@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { QuizJson } from "../../src/rest/to-json.js";
+import type { QuizJson } from "../../src/rest/schemas.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 

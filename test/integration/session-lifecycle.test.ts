@@ -6,7 +6,7 @@ import type {
   SessionDetailJson,
   SessionJson,
   SummaryJson,
-} from "../../src/rest/to-json.js";
+} from "../../src/rest/schemas.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -7,7 +7,7 @@ import type {
   PageJson,
   SessionDetailJson,
   SummaryJson,
-} from "../../src/rest/to-json.js";
+} from "../../src/rest/schemas.js";
 import { countRows, insertQuiz } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDuplicateKey } from "../../src/db/errors.js";
 import { ONE_ACTIVE_SESSION_KEY } from "../../src/db/practice-sessions-repository.js";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
-import type { SessionDetailJson as SessionJson } from "../../src/rest/to-json.js";
+import type { SessionDetailJson as SessionJson } from "../../src/rest/schemas.js";
 import {
   countRows,
   insertAnswer,

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { connect as http2Connect } from "node:http2";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PageJson } from "../../src/rest/to-json.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
