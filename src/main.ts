@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
-import { createDatabaseIfMissing, openDatabase, storeOf } from "./db/connect.js";
+import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
@@ -67,7 +67,16 @@ async function main() {
     shutdownTimeoutMs: config.shutdownTimeoutMs,
   });
   const port = servePort(app, config.tls !== undefined);
-  await port.listen(config.port, config.host);
+  try {
+    await port.listen(config.port, config.host);
+  } catch (err) {
+    const line = listenFailure(err, config.host, config.port);
+    if (line === undefined) throw err;
+    // One line a person can act on, not a stack trace.
+    console.error(line);
+    await database.close();
+    process.exit(1);
+  }
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
@@ -110,11 +119,18 @@ async function main() {
   );
 }
 
-/** The store a URL names, for people: never the password. */
-function describeStore(databaseUrl: string): string {
-  if (storeOf(databaseUrl) === "sqlite") return `SQLite ${databaseUrl.slice("sqlite:".length)}`;
-  const url = new URL(databaseUrl);
-  return `MySQL ${url.host}${url.pathname}`;
+/** Why the port cannot be listened on, in one line, for the usual causes; else undefined. */
+function listenFailure(err: unknown, host: string, port: number): string | undefined {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "EADDRINUSE":
+      return `cannot listen on ${host}:${port}: the port is already in use (stop the other process, or set PORT to a free port)`;
+    case "EACCES":
+      return `cannot listen on ${host}:${port}: permission denied (use a port above 1023, or set PORT)`;
+    case "EADDRNOTAVAIL":
+      return `cannot listen on ${host}:${port}: ${host} is not an address of this machine (set HOST)`;
+    default:
+      return undefined;
+  }
 }
 
 /** Creates the database if missing, retrying while the server is not up yet. */

@@ -1,5 +1,5 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
-import { titleOf } from "./problem.js";
+import { titleOf, UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
   AnswerResult,
   ListQuery,
@@ -50,10 +50,31 @@ const unauthorized = {
   ...problems(
     401,
     "No bearer token, or one that is malformed, expired, not yet valid or wrongly signed.",
-    { missing: ["unauthenticated", "missing or invalid bearer token"] },
+    {
+      missing: ["unauthenticated", "missing or invalid bearer token"],
+      expired: ["unauthenticated", "bearer token expired: get a new token"],
+    },
   ),
-  headers: { "WWW-Authenticate": Type.Literal("Bearer") },
+  headers: {
+    "WWW-Authenticate": Type.Union(
+      [
+        Type.Literal("Bearer"),
+        Type.Literal('Bearer error="invalid_token", error_description="The access token expired"'),
+      ],
+      {
+        description:
+          "RFC 6750: `Bearer`, or for an authentic token past its `exp` " +
+          '`Bearer error="invalid_token", error_description="The access token expired"`.',
+      },
+    ),
+  },
 };
+/** POST bodies are JSON only. */
+const unsupportedMediaType = problems(
+  415,
+  "A body sent with another content type than application/json (or with none).",
+  { text: ["invalid_argument", UNSUPPORTED_MEDIA_TYPE] },
+);
 const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
@@ -138,6 +159,7 @@ export const startSession = {
       noQuestions: ["failed_precondition", "quiz has no questions to practise"],
       body: ["invalid_argument", "request body must be empty or a JSON object"],
     }),
+    415: unsupportedMediaType,
     ...quizErrors,
   },
 };
@@ -181,6 +203,7 @@ export const submitAnswer = {
     409: problems(409, "The question is answered already in this session.", {
       again: ["already_exists", "question already answered in this session"],
     }),
+    415: unsupportedMediaType,
     ...sessionErrors,
   },
 };
@@ -197,6 +220,7 @@ export const completeSession = {
   response: {
     200: json("The completed session with its answers.", Session),
     400: problems(400, "The session is completed already, or expired.", { completed, expired }),
+    415: unsupportedMediaType,
     ...sessionErrors,
   },
 };

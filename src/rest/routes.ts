@@ -45,8 +45,10 @@ export async function restRoutes(
   const route = { handlerTimeout: requestTimeoutMs, schemaErrorFormatter: validationError };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses.
-  app.removeContentTypeParser("application/json");
+  // which Fastify's default parser refuses. JSON is the only body read here:
+  // any other content type (text/plain included, which Fastify would read as
+  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     if (body === "") return done(null, undefined);
     try {
