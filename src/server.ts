@@ -52,7 +52,7 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, requestId } from "./ops/request-log.js";
-import { openApiRoute } from "./rest/openapi.js";
+import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
@@ -104,6 +104,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    // Route schemas (rest/operations.ts) validate as they are written: a
+    // number is not a string, whatever ajv could coerce it to.
+    ajv: { customOptions: { coerceTypes: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
@@ -154,6 +157,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, metrics, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
+  await openApiGenerator(app);
 
   // Errors Fastify raises outside the REST scope (an unsupported content type
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
@@ -196,6 +200,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      hidden: prefix !== "",
     });
   }
   await app.register(openApiRoute);
