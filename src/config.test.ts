@@ -20,4 +20,15 @@ describe("loadConfig", () => {
     expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2500);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "0" })).toThrow(/REQUEST_TIMEOUT_MS/);
   });
+
+  it("serves the practice page in development, not in production unless PRACTICE_PAGE=on", () => {
+    const secret = "x".repeat(32);
+    expect(loadConfig({}).practicePage).toBe(true);
+    expect(loadConfig({ PRACTICE_PAGE: "off" }).practicePage).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: secret }).practicePage).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: "production", JWT_SECRET: secret, PRACTICE_PAGE: "on" }).practicePage,
+    ).toBe(true);
+    expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
+  });
 });

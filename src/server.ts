@@ -48,6 +48,7 @@ import { authInterceptor } from "./rpc/auth-interceptor.js";
 import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 export interface ServerDeps {
   db: Db;
@@ -66,6 +67,8 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** The built practice page, served at `/practice/`; none: not served. */
+  practicePage?: PracticePageFiles;
 }
 
 /** Largest request body, REST or RPC. The service's requests are a few bytes. */
@@ -202,6 +205,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
   }
   await app.register(openApiRoute);
+  if (deps.practicePage) {
+    await app.register(practicePageRoutes, {
+      files: deps.practicePage,
+      notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
