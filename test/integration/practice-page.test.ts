@@ -55,6 +55,14 @@ describe("the practice page served by the service", () => {
     expect(res.headers.get("cache-control")).toContain("immutable");
     expect(await res.text()).toBe(SCRIPT);
 
+    // Gzipped for a client that accepts it (fetch does, and decodes it).
+    expect(res.headers.get("content-encoding")).toBe("gzip");
+    const plain = await svc.rest(null, "GET", "/practice/assets/index-abc.js", {
+      headers: { "accept-encoding": "identity" },
+    });
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    expect(await plain.text()).toBe(SCRIPT);
+
     for (const path of ["/practice/assets/nope.js", "/practice/assets/..%2Findex.html"]) {
       const missing = await svc.rest(null, "GET", path);
       expect(missing.status).toBe(404);
