@@ -309,6 +309,20 @@ describe("the practice page in Chromium", () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: join(OUTPUT, "4-review-phone.png"), fullPage: true });
 
+    // "Practise again": a new session, on top of the history, in progress.
+    await tabTo(page, page.getByRole("button", { name: "Practise again" }));
+    await page.keyboard.press("Enter");
+    await expect
+      .poll(() => progress(page).textContent())
+      .toBe("Started a new session. 0 of 4 answered.");
+    expect(await isFocused(answerField(page, "Capital of France?"))).toBe(true);
+    expect(await page.locator("#result").isVisible()).toBe(false);
+    await waitForHistory(page, "All 7 sessions shown.");
+    expect((await historyRows(page))[0]).toMatchObject({
+      result: "in progress",
+      answers: "0 of 4 answered",
+    });
+
     // The calls went to the page's own origin, over Connect; the token, in the
     // fragment, never reached the service's logs.
     expect(calls("QuizService", "GetQuiz")).toBeGreaterThanOrEqual(2);
