@@ -237,6 +237,11 @@ describe("the practice page in Chromium", () => {
       .poll(() => feedbackOf(page, "Capital of Japan?").textContent())
       .toBe("✗ Not correct");
     await expect.poll(() => progress(page).textContent()).toBe("2 of 4 answered.");
+    expect((await historyRows(page))[0]).toMatchObject({
+      id: sessionId,
+      result: "in progress",
+      answers: "2 of 4 answered",
+    });
     await page.screenshot({ path: join(OUTPUT, "1-practising.png"), fullPage: true });
 
     // Reload mid-way: the same session comes back with its two answers.

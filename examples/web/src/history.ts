@@ -70,6 +70,13 @@ export class History {
     await Promise.all([this.load(true), this.loadChart()]);
   }
 
+  /** Shows a session's new counts in its row, if the table has it (after an answer). */
+  update(session: PracticeSession) {
+    for (const existing of this.ui.rows.rows) {
+      if (existing.dataset.sessionId === session.id) existing.replaceWith(row(session));
+    }
+  }
+
   /** Loads the next page, or (reset) the first page for the selected status. */
   async load(reset: boolean) {
     if (reset) {

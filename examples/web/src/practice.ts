@@ -281,6 +281,7 @@ export class Practice {
       this.session = { ...session, ...counts, answers: session.answers };
       this.showAnswered(questionId, answer);
       this.renderProgress();
+      this.history.update(counts);
       this.focusNext();
     } catch (err) {
       const e = ConnectError.from(err);
