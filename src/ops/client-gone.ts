@@ -10,5 +10,6 @@ import type { Http2ServerRequest } from "node:http2";
  */
 export function clientGone(raw: IncomingMessage | Http2ServerRequest): boolean {
   if ("stream" in raw) return raw.stream.closed || raw.stream.destroyed;
-  return raw.socket?.destroyed ?? true;
+  // No socket at all (an injected request, say) is not a client that left.
+  return raw.socket?.destroyed === true;
 }

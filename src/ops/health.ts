@@ -7,6 +7,9 @@ const PROBE_INTERVAL_MS = 1000;
 /** A database that takes longer than this to answer the probe counts as down. */
 const PROBE_TIMEOUT_MS = 500;
 
+/** A "not migrated" answer is checked again at most this often. */
+const MIGRATION_RECHECK_MS = 5000;
+
 export type HealthState = "serving" | "not_serving";
 
 export interface HealthOptions {
@@ -24,7 +27,7 @@ export interface HealthOptions {
  * gRPC health, `/readyz` and shutdown all read it, so they never disagree.
  *
  * Everything is cached: migrations are checked once (`checkMigrations()` at
- * start-up, or the first question), the database is probed at most once per
+ * start-up, or the first question; a "no" again every few seconds), the database is probed at most once per
  * PROBE_INTERVAL_MS in the background, and a question is answered from the
  * last result without waiting (only the very first waits for a probe). A
  * flood of `/readyz` therefore costs no database work.
@@ -32,6 +35,8 @@ export interface HealthOptions {
 export class HealthMonitor {
   #draining = false;
   #migrated: Promise<boolean> | undefined;
+  #migratedNo = false;
+  #checkedAt = 0;
   #answers: boolean | undefined;
   #probing: Promise<boolean> | undefined;
   #probedAt = Number.NEGATIVE_INFINITY;
@@ -56,15 +61,26 @@ export class HealthMonitor {
   }
 
   /**
-   * Checks once whether every migration is applied (a query of
-   * information_schema on MySQL: never per request). Call at start-up.
+   * Whether every migration is applied (a query of information_schema on
+   * MySQL: never per request). Call at start-up. A "yes" is kept for good;
+   * a "no" is asked again at most every MIGRATION_RECHECK_MS, so a replica
+   * that starts before a separate migration job (MIGRATE_ON_START=false)
+   * becomes ready once the job is done.
    */
   checkMigrations(): Promise<boolean> {
-    this.#migrated ??= withTimeout(isMigrated(this.db), 10 * PROBE_TIMEOUT_MS).catch(() => {
-      // Not known: ask again next time.
-      this.#migrated = undefined;
-      return false;
-    });
+    const now = performance.now();
+    if (
+      this.#migrated === undefined ||
+      (this.#migratedNo && now - this.#checkedAt >= MIGRATION_RECHECK_MS)
+    ) {
+      this.#checkedAt = now;
+      this.#migrated = withTimeout(isMigrated(this.db), 10 * PROBE_TIMEOUT_MS)
+        .catch(() => false)
+        .then((applied) => {
+          this.#migratedNo = !applied;
+          return applied;
+        });
+    }
     return this.#migrated;
   }
 

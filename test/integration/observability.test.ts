@@ -207,6 +207,22 @@ describe("request log and metrics", () => {
   });
 });
 
+describe("GetQuiz in the metrics", () => {
+  it("counts REST and gRPC GetQuiz calls under their own procedure and code", async () => {
+    await svc.rest(USER, "GET", `/quizzes/${quiz.quizId}`);
+    await svc.rest(USER, "GET", "/quizzes/999999");
+    await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, await svc.auth(USER));
+    const text = await (await fetch(`${svc.metricsUrl}/metrics`)).text();
+    const count = (labels: string) =>
+      new RegExp(`^practice_requests_total\\{${labels}\\} [1-9]`, "m").test(text);
+    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="ok"')).toBe(true);
+    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="not_found"')).toBe(true);
+    expect(count('transport="grpc",procedure="/practice.v1.QuizService/GetQuiz",code="ok"')).toBe(
+      true,
+    );
+  });
+});
+
 // Last: its requests would count in the log tests above.
 describe("the metrics listener", () => {
   it("serves /metrics only on its own listener: the public port answers 404 problem+json", async () => {

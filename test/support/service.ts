@@ -16,6 +16,7 @@ import { Metrics } from "../../src/ops/metrics.js";
 import { metricsServer } from "../../src/ops/metrics-server.js";
 import type { StreamLimits } from "../../src/rpc/stream-limits.js";
 import { buildServer } from "../../src/server.js";
+import type { PracticePageFiles } from "../../src/web/practice-page.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
 import { TcpProxy } from "./tcp-proxy.js";
@@ -75,6 +76,8 @@ export interface TestServiceOptions {
   admission?: Admission;
   /** Statement time limit of the proxied pool (default: the service's). */
   queryTimeoutMs?: number;
+  /** A built practice page to serve at `/practice/`. */
+  practicePage?: PracticePageFiles;
 }
 
 /** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
@@ -118,6 +121,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     corsOrigins: options.corsOrigins,
     streamLimits: options.streamLimits,
     admission: options.admission,
+    practicePage: options.practicePage,
   });
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");
