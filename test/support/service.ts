@@ -53,7 +53,10 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-/** Admission limits that admit every racer of the race tests (up to 1,000 at once). */
+/**
+ * Admission limits that admit every caller of the race and fault suites (up
+ * to 1,000 at once): admission control has tests of its own.
+ */
 export const RACE_ADMISSION = { maxInFlight: 10, maxQueued: 1000, maxWaitMs: 30_000 };
 
 export interface TestServiceOptions {
