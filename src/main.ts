@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig } from "./config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
+import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
 import { HealthMonitor } from "./ops/health.js";
@@ -41,14 +42,31 @@ async function main() {
     poolSize: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
   });
-  const applied = await migrateToLatest(database.db);
-  logger.info(
-    { store: database.store, applied },
-    `database migrated (${describeStore(config.databaseUrl)})`,
-  );
+  if (config.migrateOnStart) {
+    // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
+    const applied = await migrateToLatest(database.db);
+    logger.info(
+      { store: database.store, applied },
+      `database migrated (${describeStore(config.databaseUrl)})`,
+    );
+  } else {
+    logger.info("MIGRATE_ON_START=false: not ready until `npm run migrate` has run");
+  }
+  let reads: ReadRouting | undefined;
+  let readDatabase: ReturnType<typeof openDatabase> | undefined;
+  if (config.databaseReadUrl !== undefined) {
+    readDatabase = openDatabase({
+      url: config.databaseReadUrl,
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+    });
+    reads = new ReplicaReads(database.db, readDatabase.db);
+    logger.info(`reads routed to ${describeStore(config.databaseReadUrl)}`);
+  }
   // The embedded store is for trying the service: give it something to practise.
-  let quizIds = await liveQuizIds(database.db, 2);
-  if (database.store === "sqlite" && quizIds.length === 0) {
+  // Without migrations at start-up the tables may not exist yet: no demo hints then.
+  let quizIds = config.migrateOnStart ? await liveQuizIds(database.db, 2) : [];
+  if (config.migrateOnStart && database.store === "sqlite" && quizIds.length === 0) {
     quizIds = (await insertDemoContent(database.db)).quizIds;
     logger.info({ quizIds }, "loaded the demo content");
   }
@@ -57,6 +75,7 @@ async function main() {
   const app = await buildServer({
     db: database.db,
     pool: database.pool,
+    reads,
     health,
     corsOrigins: config.corsOrigins,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -114,6 +133,7 @@ async function main() {
       health.startDraining();
       await port.close(config.shutdownTimeoutMs);
       await database.close();
+      await readDatabase?.close();
       logger.info("stopped");
     },
   );
