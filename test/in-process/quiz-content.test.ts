@@ -160,20 +160,3 @@ describe("GetQuiz: a quiz's content", () => {
     expect((grpc as ConnectError).code).toBe(Code.Unauthenticated);
   });
 });
-
-describe("GetQuiz in the metrics", () => {
-  it("counts REST and gRPC GetQuiz calls under their own procedure and code", async () => {
-    const quiz = await insertQuiz(svc.db);
-    await getQuiz(`/quizzes/${quiz.quizId}`);
-    await getQuiz("/quizzes/999999");
-    await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, await svc.auth(USER));
-    const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
-    const count = (labels: string) =>
-      new RegExp(`^practice_requests_total\\{${labels}\\} [1-9]`, "m").test(text);
-    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="ok"')).toBe(true);
-    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="not_found"')).toBe(true);
-    expect(count('transport="grpc",procedure="/practice.v1.QuizService/GetQuiz",code="ok"')).toBe(
-      true,
-    );
-  });
-});
