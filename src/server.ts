@@ -57,6 +57,7 @@ import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
+import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 export interface ServerDeps {
   db: Db;
@@ -77,6 +78,8 @@ export interface ServerDeps {
   requestTimeoutMs?: number;
   /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
   reads?: ReadRouting;
+  /** The built practice page, served at `/practice/`; none: not served. */
+  practicePage?: PracticePageFiles;
 }
 
 /**
@@ -204,6 +207,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     });
   }
   await app.register(openApiRoute);
+  if (deps.practicePage) {
+    await app.register(practicePageRoutes, {
+      files: deps.practicePage,
+      notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
