@@ -39,4 +39,15 @@ describe("loadConfig", () => {
       loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: "sqlite::memory:" }),
     ).toThrow(/DATABASE_READ_URL/);
   });
+
+  it("serves the practice page in development, not in production unless PRACTICE_PAGE=on", () => {
+    const secret = "x".repeat(32);
+    expect(loadConfig({}).practicePage).toBe(true);
+    expect(loadConfig({ PRACTICE_PAGE: "off" }).practicePage).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: secret }).practicePage).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: "production", JWT_SECRET: secret, PRACTICE_PAGE: "on" }).practicePage,
+    ).toBe(true);
+    expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
+  });
 });

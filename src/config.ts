@@ -44,6 +44,11 @@ export interface Config {
   requestTimeoutMs: number;
   /** Browser origins allowed by CORS (`https://app.example.com`); empty: none. */
   corsOrigins: string[];
+  /**
+   * Serve the practice page (examples/web) at `/practice/`: by default in
+   * development, not in production (`PRACTICE_PAGE=on|off`).
+   */
+  practicePage: boolean;
 }
 
 export class ConfigError extends Error {
@@ -133,7 +138,16 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", SHUTDOWN_TIMEOUT_MS, 0, 600_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
     corsOrigins,
+    practicePage: flag(env, "PRACTICE_PAGE", !production),
   };
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(on|true|1)$/i.test(raw)) return true;
+  if (/^(off|false|0)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
 }
 
 function optional(env: Env, name: string): string | undefined {

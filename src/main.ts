@@ -11,6 +11,8 @@ import { systemClock } from "./domain/clock.js";
 import { servePort } from "./one-port.js";
 import { HealthMonitor } from "./ops/health.js";
 import { buildServer } from "./server.js";
+import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
+import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
 /** Waits this long for the database at start-up before giving up. */
 const DATABASE_WAIT_MS = 30_000;
@@ -71,6 +73,18 @@ async function main() {
     logger.info({ quizIds }, "loaded the demo content");
   }
 
+  let practicePage: Awaited<ReturnType<typeof loadPracticePage>> | undefined;
+  if (config.practicePage) {
+    try {
+      const build = await ensurePracticePage();
+      practicePage = await loadPracticePage(PAGE_DIST);
+      logger.info({ build }, `practice page at ${PRACTICE_PAGE_PATH}`);
+    } catch (err) {
+      console.error(`practice page: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(2);
+    }
+  }
+
   const health = new HealthMonitor(database.db);
   const app = await buildServer({
     db: database.db,
@@ -84,6 +98,7 @@ async function main() {
     logger,
     tls: config.tls,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    practicePage,
   });
   const port = servePort(app, config.tls !== undefined);
   try {
@@ -104,10 +119,19 @@ async function main() {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
     const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
     const quiz = quizIds[0] ?? "QUIZ_ID";
+    // The token goes in the fragment: browsers never send it to the server.
+    const pageLines =
+      practicePage && quizIds.length > 0
+        ? [
+            `Practise quiz ${quiz} in the browser, as user 'demo':`,
+            `  ${base}${PRACTICE_PAGE_PATH}?quiz=${quiz}#token=${token}`,
+          ]
+        : [];
     console.log(
       [
         "",
         `Store: ${describeStore(config.databaseUrl)}`,
+        ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
         `  export TOKEN=${token}`,
         quizIds.length > 0

@@ -52,11 +52,12 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, requestId } from "./ops/request-log.js";
-import { openApiRoute } from "./rest/openapi.js";
+import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
+import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 export interface ServerDeps {
   db: Db;
@@ -77,6 +78,8 @@ export interface ServerDeps {
   requestTimeoutMs?: number;
   /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
   reads?: ReadRouting;
+  /** The built practice page, served at `/practice/`; none: not served. */
+  practicePage?: PracticePageFiles;
 }
 
 /**
@@ -104,6 +107,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    // Route schemas (rest/operations.ts) validate as they are written: a
+    // number is not a string, whatever ajv could coerce it to.
+    ajv: { customOptions: { coerceTypes: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
@@ -154,6 +160,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, metrics, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
+  await openApiGenerator(app);
 
   // Errors Fastify raises outside the REST scope (an unsupported content type
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
@@ -196,9 +203,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      hidden: prefix !== "",
     });
   }
   await app.register(openApiRoute);
+  if (deps.practicePage) {
+    await app.register(practicePageRoutes, {
+      files: deps.practicePage,
+      notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
