@@ -1,12 +1,6 @@
-import { ConnectError } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
-import {
-  isDatabaseUnavailable,
-  isDuplicateKey,
-  isForeignKeyViolation,
-  isTransientConflict,
-} from "../db/errors.js";
+import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import {
   countAnswer,
   deleteStaleSession,
@@ -42,7 +36,7 @@ import {
   type SnapshotQuestion,
   staleCutoff,
 } from "../domain/session.js";
-import { toSession, toSummary } from "./rows.js";
+import { guard, retrying } from "./retry.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -85,9 +79,6 @@ export interface AnswerResult {
   session: SessionSummary;
 }
 
-/** How often a write runs again after losing a race or a deadlock. */
-const ATTEMPTS = 5;
-
 /**
  * The practice sessions use cases, shared by every transport. Each method
  * validates its input, talks to the database through the repository, and
@@ -110,7 +101,7 @@ export class PracticeSessions {
     const after = input.cursor ? decodeCursor(input.cursor) : undefined;
     if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
-    const rows = await guard(() =>
+    const sessions = await guard(() =>
       findSessionPage(this.db, {
         userId,
         quizId: input.quizId,
@@ -119,8 +110,7 @@ export class PracticeSessions {
         after,
       }),
     );
-    if (rows.length === 0) throw errors.quizNotFound();
-    const sessions = rows.flatMap((r) => (r.id === null ? [] : [toSummary(r)]));
+    if (sessions === undefined) throw errors.quizNotFound();
     const hasMore = sessions.length > limit;
     if (hasMore) sessions.length = limit;
     const last = sessions.at(-1);
@@ -147,9 +137,9 @@ export class PracticeSessions {
 
   private async startOnce(userId: string, quizId: string): Promise<StartResult> {
     const now = this.clock.now();
-    const rows = await findStartState(this.db, userId, quizId);
-    if (rows.length === 0) throw errors.quizNotFound();
-    const existing = toSession(rows);
+    const state = await findStartState(this.db, userId, quizId);
+    if (state === undefined) throw errors.quizNotFound();
+    const existing = state.inProgress;
     if (existing !== undefined) {
       if (!isStale(existing, now)) {
         const snapshot = await findSnapshot(this.db, existing.id);
@@ -203,7 +193,7 @@ export class PracticeSessions {
 
   /** The user's session with its answers, oldest first, or `not_found`. */
   private async readSession(userId: string, sessionId: string): Promise<Session> {
-    const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
+    const session = await findSessionWithAnswers(this.db, userId, sessionId);
     if (session === undefined) throw errors.sessionNotFound();
     return session;
   }
@@ -225,9 +215,8 @@ export class PracticeSessions {
     }
     const submit = () =>
       this.db.transaction().execute(async (trx) => {
-        const row = await lockSession(trx, userId, input.sessionId);
-        if (row === undefined) throw errors.sessionNotFound();
-        const session = toSummary(row);
+        const session = await lockSession(trx, userId, input.sessionId);
+        if (session === undefined) throw errors.sessionNotFound();
         const now = this.clock.now();
         refuseUnlessWritable(session, now);
         const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
@@ -272,10 +261,10 @@ export class PracticeSessions {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     await retrying(() =>
       this.db.transaction().execute(async (trx) => {
-        const row = await lockSession(trx, userId, sessionId);
-        if (row === undefined) throw errors.sessionNotFound();
+        const session = await lockSession(trx, userId, sessionId);
+        if (session === undefined) throw errors.sessionNotFound();
         const now = this.clock.now();
-        refuseUnlessWritable(toSummary(row), now);
+        refuseUnlessWritable(session, now);
         await markCompleted(trx, sessionId, now);
       }),
     );
@@ -293,48 +282,7 @@ function refuseUnlessWritable(session: SessionSummary, now: Date): void {
   if (isStale(session, now)) throw errors.sessionExpired();
 }
 
-/** Snapshot rows to domain values; correct answers only for a review. */
-function toSnapshot(
-  rows: readonly { position: number; question_id: string | null; correct_answer: string | null }[],
-  review: boolean,
-): SnapshotQuestion[] {
-  return rows.map((q) => ({
-    position: q.position,
-    questionId: q.question_id,
-    correctAnswer: review ? q.correct_answer : null,
-  }));
-}
-
-/**
- * Runs `attempt` again while it fails with a deadlock, a lock wait timeout or
- * `retryWhen`, at most ATTEMPTS times. Every failure that escapes is a
- * ConnectError; a database error stays reachable as its `cause`.
- */
-async function retrying<T>(
-  attempt: () => Promise<T>,
-  retryWhen?: (err: unknown) => boolean,
-): Promise<T> {
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      const again = isTransientConflict(err) || retryWhen?.(err) === true;
-      if (!again || n >= ATTEMPTS) throw toServiceError(err);
-    }
-  }
-}
-
-/** Runs a database call, turning its failures into service errors. */
-async function guard<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    throw toServiceError(err);
-  }
-}
-
-/** Keeps ConnectErrors; database outages become `unavailable`, the rest `internal`. */
-export function toServiceError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  return isDatabaseUnavailable(err) ? errors.unavailable(err) : errors.internal(err);
+/** The snapshot as a caller may see it: correct answers only for a review. */
+function toSnapshot(snapshot: SnapshotQuestion[], review: boolean): SnapshotQuestion[] {
+  return review ? snapshot : snapshot.map((q) => ({ ...q, correctAnswer: null }));
 }
