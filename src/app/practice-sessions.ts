@@ -31,10 +31,12 @@ import {
   MAX_ANSWER_LENGTH,
   MAX_PAGE_SIZE,
   type Session,
+  type SessionProgress,
   type SessionStatus,
   type SessionSummary,
   type SnapshotQuestion,
   staleCutoff,
+  withProgress,
 } from "../domain/session.js";
 import { guard, retrying } from "./retry.js";
 
@@ -48,14 +50,14 @@ export interface ListSessionsInput {
 }
 
 export interface SessionPage {
-  sessions: SessionSummary[];
+  sessions: (SessionSummary & SessionProgress)[];
   /** Null on the last page. */
   nextCursor: string | null;
   hasMore: boolean;
 }
 
 export interface StartResult {
-  session: Session;
+  session: Session & SessionProgress;
   /** True if this call created the session, false if it resumed one. */
   created: boolean;
   /** The snapshot, by position: the questions to answer (no correct answers). */
@@ -63,7 +65,7 @@ export interface StartResult {
 }
 
 export interface SessionDetail {
-  session: Session;
+  session: Session & SessionProgress;
   questions: SnapshotQuestion[];
 }
 
@@ -76,7 +78,7 @@ export interface AnswerInput {
 export interface AnswerResult {
   answer: Answer;
   /** The session's counts after the answer. */
-  session: SessionSummary;
+  session: SessionSummary & SessionProgress;
 }
 
 /**
@@ -115,7 +117,7 @@ export class PracticeSessions {
     if (hasMore) sessions.length = limit;
     const last = sessions.at(-1);
     return {
-      sessions,
+      sessions: sessions.map(withProgress),
       hasMore,
       nextCursor: hasMore && last ? encodeCursor({ startedAt: last.startedAt, id: last.id }) : null,
     };
@@ -143,7 +145,8 @@ export class PracticeSessions {
     if (existing !== undefined) {
       if (!isStale(existing, now)) {
         const snapshot = await findSnapshot(this.db, existing.id);
-        return { session: existing, created: false, questions: toSnapshot(snapshot, false) };
+        const questions = toSnapshot(snapshot, false);
+        return { session: withProgress(existing), created: false, questions };
       }
       await deleteStaleSession(this.db, existing.id, staleCutoff(now));
     }
@@ -163,7 +166,7 @@ export class PracticeSessions {
     if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
       created: true,
-      session: {
+      session: withProgress({
         id,
         quizId,
         startedAt: now,
@@ -172,7 +175,7 @@ export class PracticeSessions {
         correctAnswers: 0,
         answeredQuestions: 0,
         answers: [],
-      },
+      }),
       questions: toSnapshot(snapshot, false),
     };
   }
@@ -192,10 +195,10 @@ export class PracticeSessions {
   }
 
   /** The user's session with its answers, oldest first, or `not_found`. */
-  private async readSession(userId: string, sessionId: string): Promise<Session> {
+  private async readSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
     const session = await findSessionWithAnswers(this.db, userId, sessionId);
     if (session === undefined) throw errors.sessionNotFound();
-    return session;
+    return withProgress(session);
   }
 
   /**
@@ -242,11 +245,11 @@ export class PracticeSessions {
         await countAnswer(trx, input.sessionId, answer.isCorrect === true);
         return {
           answer,
-          session: {
+          session: withProgress({
             ...session,
             correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
             answeredQuestions: session.answeredQuestions + 1,
-          },
+          }),
         };
       });
     return retrying(submit);
@@ -257,7 +260,7 @@ export class PracticeSessions {
    * session's row lock, and the score follows from it. Completing twice is
    * refused and changes nothing. Completion frees the (user, quiz) slot.
    */
-  async completeSession(userId: string, sessionId: string): Promise<Session> {
+  async completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     await retrying(() =>
       this.db.transaction().execute(async (trx) => {
