@@ -17,6 +17,7 @@ import {
   ONE_ACTIVE_SESSION_KEY,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
+import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
@@ -38,7 +39,8 @@ import {
   staleCutoff,
   withProgress,
 } from "../domain/session.js";
-import { guard, retrying } from "./retry.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { guard, retrying } from "./service-errors.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -81,6 +83,13 @@ export interface AnswerResult {
   session: SessionSummary & SessionProgress;
 }
 
+export interface PracticeSessionsOptions {
+  /** Where ListSessions and GetSession read (default: `db`). */
+  reads?: ReadRouting;
+  /** How writes that lost a race run again (budget: the request's deadline). */
+  retry?: RetryPolicy;
+}
+
 /**
  * The practice sessions use cases, shared by every transport. Each method
  * validates its input, talks to the database through the repository, and
@@ -88,11 +97,18 @@ export interface AnswerResult {
  * `internal`) with the cause kept for logs, never for the client.
  */
 export class PracticeSessions {
+  private readonly reads: ReadRouting;
+  private readonly retry: RetryPolicy;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly newSessionId: () => string = uuidv7,
-  ) {}
+    options: PracticeSessionsOptions = {},
+  ) {
+    this.reads = options.reads ?? primaryReads(db);
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+  }
 
   /** One page of the user's sessions on a quiz, newest first. */
   async listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
@@ -104,13 +120,15 @@ export class PracticeSessions {
     if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
     const sessions = await guard(() =>
-      findSessionPage(this.db, {
-        userId,
-        quizId: input.quizId,
-        status: input.status,
-        take: limit + 1,
-        after,
-      }),
+      this.reads.read((db) =>
+        findSessionPage(db, {
+          userId,
+          quizId: input.quizId,
+          status: input.status,
+          take: limit + 1,
+          after,
+        }),
+      ),
     );
     if (sessions === undefined) throw errors.quizNotFound();
     const hasMore = sessions.length > limit;
@@ -133,6 +151,7 @@ export class PracticeSessions {
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     return retrying(
       () => this.startOnce(userId, quizId),
+      this.retry,
       (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY),
     );
   }
@@ -188,8 +207,11 @@ export class PracticeSessions {
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
-      const session = await this.readSession(userId, sessionId);
-      const snapshot = await findSnapshot(this.db, sessionId);
+      const [found, snapshot] = await this.reads.read((db) =>
+        Promise.all([findSessionWithAnswers(db, userId, sessionId), findSnapshot(db, sessionId)]),
+      );
+      if (found === undefined) throw errors.sessionNotFound();
+      const session = withProgress(found);
       return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
@@ -252,7 +274,7 @@ export class PracticeSessions {
           }),
         };
       });
-    return retrying(submit);
+    return retrying(submit, this.retry);
   }
 
   /**
@@ -262,14 +284,16 @@ export class PracticeSessions {
    */
   async completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
-    await retrying(() =>
-      this.db.transaction().execute(async (trx) => {
-        const session = await lockSession(trx, userId, sessionId);
-        if (session === undefined) throw errors.sessionNotFound();
-        const now = this.clock.now();
-        refuseUnlessWritable(session, now);
-        await markCompleted(trx, sessionId, now);
-      }),
+    await retrying(
+      () =>
+        this.db.transaction().execute(async (trx) => {
+          const session = await lockSession(trx, userId, sessionId);
+          if (session === undefined) throw errors.sessionNotFound();
+          const now = this.clock.now();
+          refuseUnlessWritable(session, now);
+          await markCompleted(trx, sessionId, now);
+        }),
+      this.retry,
     );
     return guard(() => this.readSession(userId, sessionId));
   }
