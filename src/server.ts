@@ -46,8 +46,20 @@ import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { authInterceptor } from "./rpc/auth-interceptor.js";
 import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
-import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
+import {
+  createH2StreamAdapter,
+  type H2StreamHandler,
+  type RpcRoutes,
+} from "./rpc/h2-stream-adapter.js";
+import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
+    rpcStreams?: H2StreamHandler;
+  }
+}
 
 export interface ServerDeps {
   db: Db;
@@ -167,31 +179,50 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {
-    contextValues: (req: FastifyRequest) => createContextValues().set(fastifyRequestKey, req),
+    contextValues: (req: FastifyRequest) =>
+      createContextValues().set(callOutcomeKey, {
+        settle(code, userId) {
+          req.resultCode = code;
+          req.userId = userId;
+        },
+      }),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
     shutdownTimeoutMs: deps.shutdownTimeoutMs,
   };
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
-    interceptors: [
-      outcomeInterceptor(),
-      deadlineInterceptor(requestTimeoutMs),
-      authInterceptor(deps.authenticator),
-    ],
-  });
-  // Health and reflection: for probes and tools, which carry no token; and
-  // no server deadline, since Watch and reflection streams last on purpose.
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    routes: (router) => {
-      router.service(Health, healthService(health, [PracticeSessionService.typeName]));
-      router.service(ServerReflection, reflectionService(registry, services));
-      router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+  const rpcGroups: RpcRoutes[] = [
+    {
+      routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
+      interceptors: [
+        outcomeInterceptor(),
+        deadlineInterceptor(requestTimeoutMs),
+        authInterceptor(deps.authenticator),
+      ],
     },
-    interceptors: [outcomeInterceptor()],
-  });
+    // Health and reflection: for probes and tools, which carry no token; and
+    // no server deadline, since Watch and reflection streams last on purpose.
+    {
+      routes: (router) => {
+        router.service(Health, healthService(health, [PracticeSessionService.typeName]));
+        router.service(ServerReflection, reflectionService(registry, services));
+        router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+      },
+      interceptors: [outcomeInterceptor()],
+    },
+  ];
+  for (const group of rpcGroups)
+    await app.register(fastifyConnectPlugin, { ...rpcOptions, ...group });
+  // HTTP/2 RPCs skip Fastify (see one-port.ts): same routes, a leaner path.
+  app.decorate(
+    "rpcStreams",
+    createH2StreamAdapter({
+      groups: rpcGroups,
+      readMaxBytes: MAX_BODY_BYTES,
+      compressMinBytes: COMPRESS_MIN_BYTES,
+      metrics,
+      logger: deps.logger,
+    }),
+  );
   await app.register(opsRoutes, { health, metrics });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {

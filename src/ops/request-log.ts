@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Metrics, Transport } from "./metrics.js";
 
 declare module "fastify" {
@@ -56,10 +56,10 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
     const transport = isPreflight(request)
       ? "preflight"
       : config.rpc
-        ? rpcTransport(request)
+        ? rpcTransport(request.headers["content-type"])
         : "rest";
     const procedure = config.procedure ?? "unmatched";
-    const code = outcome(request, reply, transport);
+    const code = outcomeCode(request.resultCode, reply.statusCode, transport);
     const ms = reply.elapsedTime;
     metrics.observe(transport, procedure, code, ms / 1000);
     request.log[config.quiet ? "debug" : "info"](
@@ -83,22 +83,22 @@ function isPreflight(request: FastifyRequest): boolean {
   );
 }
 
-function rpcTransport(request: FastifyRequest): Transport {
-  const type = request.headers["content-type"] ?? "";
+/** The transport of an RPC, from its request's content type. */
+export function rpcTransport(contentType: string | undefined): Transport {
+  const type = contentType ?? "";
   if (type.startsWith("application/grpc-web")) return "grpc-web";
   if (type.startsWith("application/grpc")) return "grpc";
   return "connect";
 }
 
 /**
- * The request's Connect code: what the handler or the error mapping said,
+ * The request's Connect code: `resultCode`, what the handler or the error mapping said,
  * else what the HTTP status tells. A gRPC call answered 200 that never
  * reached an interceptor failed in the protocol layer with a status only
  * the trailers know: "unknown".
  */
-function outcome(request: FastifyRequest, reply: FastifyReply, transport: Transport): string {
-  if (request.resultCode !== "") return request.resultCode;
-  const status = reply.statusCode;
+export function outcomeCode(resultCode: string, status: number, transport: Transport): string {
+  if (resultCode !== "") return resultCode;
   if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
   return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
 }
