@@ -61,7 +61,6 @@ async function main() {
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
     tls: config.tls,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
   });
   const port = servePort(app, config.tls !== undefined);
   await port.listen(config.port, config.host);

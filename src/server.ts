@@ -68,8 +68,6 @@ export interface ServerDeps {
   logger: Logger;
   /** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
   tls?: { certFile: string; keyFile: string };
-  /** How long Connect waits for in-flight calls when the app closes. */
-  shutdownTimeoutMs?: number;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
@@ -188,7 +186,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       }),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
-    shutdownTimeoutMs: deps.shutdownTimeoutMs,
   };
   const rpcGroups: RpcRoutes[] = [
     {
