@@ -5,14 +5,28 @@ import {
   type ConnectRouter,
   createConnectRouter,
   createContextValues,
+  createMethodImplSpec,
+  createServiceImplSpec,
   type Interceptor,
+  type MethodImplSpec,
 } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode, requestId, rpcTransport } from "../ops/request-log.js";
+import { type GrpcUnaryAnswer, type GrpcUnaryCall, grpcUnaryPath } from "./grpc-unary.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
+
+/** A response to write: Connect's, or the unary path's (one buffer). */
+interface Answer {
+  status: number;
+  header?: Headers;
+  body?: AsyncIterable<Uint8Array> | Uint8Array;
+  trailer?: Headers;
+}
+
+type UnaryPath = (call: GrpcUnaryCall) => Promise<GrpcUnaryAnswer | undefined>;
 
 /** A set of Connect services with the interceptors they run under. */
 export interface RpcRoutes {
@@ -50,6 +64,8 @@ const H2_CANCEL = 0x8;
  * the Fastify hooks give every request, it gives too: `x-request-id`, the
  * request's log line and its metrics sample, with the same fields.
  *
+ * Unary gRPC calls take a shorter path through Connect's pieces (see
+ * grpc-unary.ts); everything else goes through Connect's own handler.
  * Unary and server-streaming requests (one message) are read whole with
  * plain 'data' events, at most `readMaxBytes` plus an envelope: past that,
  * Connect answers `resource_exhausted` from what was read. A stream the
@@ -57,14 +73,44 @@ const H2_CANCEL = 0x8;
  */
 export function createH2StreamAdapter(options: H2StreamAdapterOptions): H2StreamHandler {
   const paths = new Map<string, UniversalHandler>();
+  const unaryPaths = new Map<string, UnaryPath>();
+  const acceptCompression = [compressionGzip, compressionBrotli];
   for (const group of options.groups) {
     const router = createConnectRouter({
       interceptors: group.interceptors,
       readMaxBytes: options.readMaxBytes,
       compressMinBytes: options.compressMinBytes,
-      acceptCompression: [compressionGzip, compressionBrotli],
+      acceptCompression,
     });
-    group.routes(router);
+    const fast = (spec: MethodImplSpec) => {
+      if (spec.kind !== "unary") return;
+      const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
+      unaryPaths.set(
+        path,
+        grpcUnaryPath(spec, group.interceptors, { ...options, acceptCompression }),
+      );
+    };
+    // The router as the routes see it, noting each unary method for the fast
+    // path (not those registered with options of their own: Connect keeps those).
+    const noting: ConnectRouter = {
+      get handlers() {
+        return router.handlers;
+      },
+      service(service, impl, opts) {
+        router.service(service, impl, opts);
+        if (opts === undefined) {
+          for (const spec of Object.values(createServiceImplSpec(service, impl).methods))
+            fast(spec);
+        }
+        return noting;
+      },
+      rpc(method, impl, opts) {
+        router.rpc(method, impl, opts);
+        if (opts === undefined) fast(createMethodImplSpec(method, impl) as MethodImplSpec);
+        return noting;
+      },
+    };
+    group.routes(noting);
     for (const handler of router.handlers) paths.set(handler.requestPath, handler);
   }
   // An envelope (5 bytes) more than the limit, and one byte to tell "over".
@@ -78,7 +124,7 @@ export function createH2StreamAdapter(options: H2StreamAdapterOptions): H2Stream
     if (handler === undefined || headers[":method"] !== "POST" || headers.origin !== undefined) {
       return false;
     }
-    serve(stream, headers, path, handler, bodyCap, options);
+    serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options);
     return true;
   };
 }
@@ -88,6 +134,7 @@ function serve(
   headers: IncomingHttpHeaders,
   path: string,
   handler: UniversalHandler,
+  unary: UnaryPath | undefined,
   bodyCap: number,
   options: H2StreamAdapterOptions,
 ): void {
@@ -137,18 +184,30 @@ function serve(
   const whole = kind === "unary" || kind === "server_streaming";
   const body = whole ? readWhole(stream, bodyCap) : undefined;
   const run = async () => {
-    const request = {
-      httpVersion: "2.0",
-      method: "POST",
-      url: `http://${headers[":authority"] ?? "localhost"}${path}`,
-      header: webHeaders(headers),
-      body: body ? once(await body) : (stream as AsyncIterable<Uint8Array>),
-      signal: abort.signal,
-      contextValues,
-    };
+    const whole = body ? await body : undefined;
     // The client reset the stream while we read: nobody is left to answer.
     if (stream.closed || stream.destroyed) return;
-    const response = await handler(request);
+    const url = `http://${headers[":authority"] ?? "localhost"}${path}`;
+    const header = webHeaders(headers);
+    const signal = abort.signal;
+    if (unary !== undefined && whole !== undefined) {
+      const answer = await unary({ url, header, body: whole, signal, contextValues });
+      if (answer !== undefined) {
+        status = 200;
+        await respond(stream, { status, ...answer }, reqId, true);
+        answered = true;
+        return;
+      }
+    }
+    const response = await handler({
+      httpVersion: "2.0",
+      method: "POST",
+      url,
+      header,
+      body: whole ? once(whole) : (stream as AsyncIterable<Uint8Array>),
+      signal,
+      contextValues,
+    });
     status = response.status;
     await respond(stream, response, reqId, kind === "unary" || kind === "client_streaming");
     answered = true;
@@ -223,7 +282,7 @@ function nodeHeaders(headers: Headers | undefined, into: OutgoingHttpHeaders): O
  */
 async function respond(
   stream: ServerHttp2Stream,
-  response: UniversalServerResponse,
+  response: Answer,
   reqId: string,
   single: boolean,
 ): Promise<void> {

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { connect as http2Connect } from "node:http2";
 import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -110,7 +111,72 @@ const hasPythonGrpc = await promisify(execFile)(PYTHON, ["-c", "import grpc"]).t
   () => false,
 );
 
+/** A gRPC exchange over node:http2, everything but the date and the request id. */
+async function h2Exchange(headers: Record<string, string>, body: Buffer) {
+  const session = http2Connect(svc.baseUrl);
+  try {
+    return await new Promise<{ head: object; data: string; trailers: object }>(
+      (resolve, reject) => {
+        const req = session.request({ ":method": "POST", ":path": LIST, ...headers });
+        const chunks: Buffer[] = [];
+        let head = {};
+        let trailers = {};
+        const clean = (h: object) =>
+          Object.fromEntries(
+            Object.entries(h).filter(([k]) => !["date", "x-request-id"].includes(k)),
+          );
+        req.on("response", (h) => {
+          head = clean(h);
+        });
+        req.on("trailers", (t) => {
+          trailers = clean(t);
+        });
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () =>
+          resolve({ head, data: Buffer.concat(chunks).toString("hex"), trailers }),
+        );
+        req.on("error", reject);
+        req.end(body);
+      },
+    );
+  } finally {
+    session.close();
+  }
+}
+
+const envelope = (message: Buffer) => {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(message.length, 1);
+  return Buffer.concat([head, message]);
+};
+
 describe("gRPC clients over HTTP/2", () => {
+  it("answers unary gRPC on its short path exactly as Connect's own handler does: headers, message, trailers", async () => {
+    const auth = await svc.auth(USER);
+    const missing = Buffer.from(
+      toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId: "999999" })),
+    );
+    for (const [message, extra] of [
+      [listBytes(), {}],
+      [listBytes(), { "grpc-accept-encoding": "gzip", "grpc-timeout": "5S" }],
+      [missing, {}],
+      [listBytes(), { authorization: "Bearer nope" }],
+    ] as const) {
+      // "application/grpc" takes the short path; Connect alone matches the
+      // content type without regard to case, so the capitalised one goes to it.
+      const short = await h2Exchange(
+        { ...auth, "content-type": "application/grpc", ...extra },
+        envelope(message),
+      );
+      const connect = await h2Exchange(
+        { ...auth, "content-type": "Application/grpc", ...extra },
+        envelope(message),
+      );
+      expect(short).toEqual(connect);
+      expect(short.trailers).toHaveProperty("grpc-status");
+    }
+  });
+
   it("gives grpc-js the same page bytes as Connect over HTTP/1.1, its request id and metadata", async () => {
     const client = new grpc.Client(host(), grpc.credentials.createInsecure());
     try {
