@@ -34,9 +34,11 @@ export interface OnePortServer {
  */
 export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
   const h2 = app.server as unknown as Http2Server;
-  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) =>
-    app.routing(req, res),
-  );
+  const rpcHttp1 = app.rpcHttp1;
+  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    if (rpcHttp1?.(req, res)) return;
+    app.routing(req, res);
+  });
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
   // closeIdleConnections() below does nothing (idle keep-alives then held

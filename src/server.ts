@@ -46,18 +46,18 @@ import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { authInterceptor } from "./rpc/auth-interceptor.js";
 import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
-import {
-  createH2StreamAdapter,
-  type H2StreamHandler,
-  type RpcRoutes,
-} from "./rpc/h2-stream-adapter.js";
+import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
+import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
 
 declare module "fastify" {
   interface FastifyInstance {
     /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
     rpcStreams?: H2StreamHandler;
+    /** Serves the HTTP/1.1 requests that are unary Connect calls (false: Fastify's). */
+    rpcHttp1?: Http1RpcHandler;
   }
 }
 
@@ -209,17 +209,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   ];
   for (const group of rpcGroups)
     await app.register(fastifyConnectPlugin, { ...rpcOptions, ...group });
-  // HTTP/2 RPCs skip Fastify (see one-port.ts): same routes, a leaner path.
-  app.decorate(
-    "rpcStreams",
-    createH2StreamAdapter({
-      groups: rpcGroups,
-      readMaxBytes: MAX_BODY_BYTES,
-      compressMinBytes: COMPRESS_MIN_BYTES,
-      metrics,
-      logger: deps.logger,
-    }),
-  );
+  // RPCs from servers and tools skip Fastify (see one-port.ts): the same
+  // routes and interceptors, a leaner path.
+  const table = buildRpcTable(rpcGroups, {
+    readMaxBytes: MAX_BODY_BYTES,
+    compressMinBytes: COMPRESS_MIN_BYTES,
+  });
+  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, metrics, logger: deps.logger };
+  app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
+  app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health, metrics });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {

@@ -1,33 +1,17 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  type HandlerContext,
-  type Interceptor,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
 
-/** A unary gRPC call's answer: HTTP/2 headers, one message (maybe none), trailers. */
-export interface GrpcUnaryAnswer {
-  header: Headers;
-  body: Uint8Array | undefined;
-  trailer: Headers;
-}
-
-export interface GrpcUnaryCall {
-  url: string;
-  header: Headers;
-  /** The whole request body. */
-  body: Uint8Array;
-  signal: AbortSignal;
-  contextValues: ContextValues;
+export interface UnaryPathOptions {
+  readMaxBytes: number;
+  compressMinBytes: number;
+  acceptCompression: Compression[];
 }
 
 /**
@@ -47,10 +31,10 @@ export interface GrpcUnaryCall {
  * before any interceptor or handler runs, and Connect's own handler answers.
  */
 export function grpcUnaryPath(
-  spec: Extract<MethodImplSpec, { kind: "unary" }>,
+  spec: UnarySpec,
   interceptors: Interceptor[],
-  options: { readMaxBytes: number; compressMinBytes: number; acceptCompression: Compression[] },
-): (call: GrpcUnaryCall) => Promise<GrpcUnaryAnswer | undefined> {
+  options: UnaryPathOptions,
+): UnaryPath {
   const { method } = spec;
   return async (call) => {
     const type = call.header.get("content-type");
@@ -82,21 +66,14 @@ export function grpcUnaryPath(
     const header = new Headers({ "content-type": "application/grpc+proto" });
     if (compression.response) header.set("grpc-encoding", compression.response.name);
     const trailer = new Headers({ "grpc-status": "0" });
-    const signal = deadlineSignal(call.signal, timeout.timeoutMs);
-    const deadline = timeout.timeoutMs === undefined ? 0 : Date.now() + timeout.timeoutMs;
-    const context: HandlerContext = {
-      method,
-      service: method.parent,
-      requestMethod: "POST",
-      protocolName: "grpc",
-      url: call.url,
-      signal: signal.signal,
-      timeoutMs: () => (deadline === 0 ? undefined : deadline - Date.now()),
-      requestHeader: call.header,
-      responseHeader: header,
-      responseTrailer: trailer,
-      values: call.contextValues,
-    };
+    const { context, cleanup } = unaryContext(
+      spec,
+      "grpc",
+      call,
+      timeout.timeoutMs,
+      header,
+      trailer,
+    );
     try {
       const output = await invokeUnaryImplementation(spec, context, input, interceptors);
       let bytes = toBinary(method.output, output);
@@ -109,7 +86,7 @@ export function grpcUnaryPath(
       framed[0] = flag;
       new DataView(framed.buffer).setUint32(1, bytes.length);
       framed.set(bytes, 5);
-      return { header, body: framed, trailer };
+      return { status: 200, header, body: framed, trailer };
     } catch (err) {
       setTrailerStatus(
         trailer,
@@ -117,35 +94,9 @@ export function grpcUnaryPath(
           ? err
           : new ConnectError("internal error", Code.Internal, undefined, undefined, err),
       );
-      return { header, body: undefined, trailer };
+      return { status: 200, header, body: undefined, trailer };
     } finally {
-      signal.cleanup();
+      cleanup();
     }
-  };
-}
-
-/**
- * The call's signal, or with a client deadline, one that also aborts then:
- * an AbortController and a timer only for calls that have a deadline.
- */
-function deadlineSignal(
-  request: AbortSignal,
-  timeoutMs: number | undefined,
-): { signal: AbortSignal; cleanup: () => void } {
-  if (timeoutMs === undefined) return { signal: request, cleanup: () => {} };
-  const controller = new AbortController();
-  const expire = () =>
-    controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-  const forward = () => controller.abort(request.reason);
-  const timer = timeoutMs <= 0 ? undefined : setTimeout(expire, timeoutMs);
-  if (timeoutMs <= 0) expire();
-  if (request.aborted) forward();
-  else request.addEventListener("abort", forward, { once: true });
-  return {
-    signal: controller.signal,
-    cleanup() {
-      clearTimeout(timer);
-      request.removeEventListener("abort", forward);
-    },
   };
 }

@@ -1,22 +1,12 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  createConnectRouter,
-  createContextValues,
-  createMethodImplSpec,
-  createServiceImplSpec,
-  type Interceptor,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import type { Metrics } from "../ops/metrics.js";
-import { outcomeCode, requestId, rpcTransport } from "../ops/request-log.js";
-import { type GrpcUnaryAnswer, type GrpcUnaryCall, grpcUnaryPath } from "./grpc-unary.js";
+import { outcomeCode, recordCall, requestId, rpcTransport } from "../ops/request-log.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
+import type { RpcTable } from "./rpc-routes.js";
+import type { UnaryPath } from "./unary-call.js";
 
 /** A response to write: Connect's, or the unary path's (one buffer). */
 interface Answer {
@@ -26,18 +16,8 @@ interface Answer {
   trailer?: Headers;
 }
 
-type UnaryPath = (call: GrpcUnaryCall) => Promise<GrpcUnaryAnswer | undefined>;
-
-/** A set of Connect services with the interceptors they run under. */
-export interface RpcRoutes {
-  routes: (router: ConnectRouter) => void;
-  interceptors: Interceptor[];
-}
-
 export interface H2StreamAdapterOptions {
-  groups: RpcRoutes[];
   readMaxBytes: number;
-  compressMinBytes: number;
   metrics: Metrics;
   logger: Logger;
 }
@@ -64,55 +44,20 @@ const H2_CANCEL = 0x8;
  * the Fastify hooks give every request, it gives too: `x-request-id`, the
  * request's log line and its metrics sample, with the same fields.
  *
- * Unary gRPC calls take a shorter path through Connect's pieces (see
- * grpc-unary.ts); everything else goes through Connect's own handler.
+ * Unary calls take a shorter path through Connect's pieces (see
+ * grpc-unary.ts, connect-unary.ts); everything else goes through Connect's
+ * own handler.
  * Unary and server-streaming requests (one message) are read whole with
  * plain 'data' events, at most `readMaxBytes` plus an envelope: past that,
  * Connect answers `resource_exhausted` from what was read. A stream the
  * client has reset before its request was read never reaches the handler.
  */
-export function createH2StreamAdapter(options: H2StreamAdapterOptions): H2StreamHandler {
-  const paths = new Map<string, UniversalHandler>();
-  const unaryPaths = new Map<string, UnaryPath>();
-  const acceptCompression = [compressionGzip, compressionBrotli];
-  for (const group of options.groups) {
-    const router = createConnectRouter({
-      interceptors: group.interceptors,
-      readMaxBytes: options.readMaxBytes,
-      compressMinBytes: options.compressMinBytes,
-      acceptCompression,
-    });
-    const fast = (spec: MethodImplSpec) => {
-      if (spec.kind !== "unary") return;
-      const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
-      unaryPaths.set(
-        path,
-        grpcUnaryPath(spec, group.interceptors, { ...options, acceptCompression }),
-      );
-    };
-    // The router as the routes see it, noting each unary method for the fast
-    // path (not those registered with options of their own: Connect keeps those).
-    const noting: ConnectRouter = {
-      get handlers() {
-        return router.handlers;
-      },
-      service(service, impl, opts) {
-        router.service(service, impl, opts);
-        if (opts === undefined) {
-          for (const spec of Object.values(createServiceImplSpec(service, impl).methods))
-            fast(spec);
-        }
-        return noting;
-      },
-      rpc(method, impl, opts) {
-        router.rpc(method, impl, opts);
-        if (opts === undefined) fast(createMethodImplSpec(method, impl) as MethodImplSpec);
-        return noting;
-      },
-    };
-    group.routes(noting);
-    for (const handler of router.handlers) paths.set(handler.requestPath, handler);
-  }
+export function createH2StreamAdapter(
+  table: RpcTable,
+  options: H2StreamAdapterOptions,
+): H2StreamHandler {
+  const paths = table.handlers;
+  const unaryPaths = table.unary;
   // An envelope (5 bytes) more than the limit, and one byte to tell "over".
   const bodyCap = options.readMaxBytes + 6;
 
@@ -157,21 +102,15 @@ function serve(
           : new ConnectError("the stream closed", Code.Aborted),
       );
     }
-    const ms = performance.now() - began;
-    const code = answered ? outcomeCode(resultCode, status, transport) : resultCode || "canceled";
-    options.metrics.observe(transport, path, code, ms / 1000);
-    options.logger.info(
-      {
-        reqId,
-        user: user || undefined,
-        transport,
-        procedure: path,
-        code,
-        status,
-        ms: Math.round(ms * 10) / 10,
-      },
-      "request",
-    );
+    recordCall(options.logger, options.metrics, {
+      reqId,
+      user,
+      transport,
+      procedure: path,
+      code: answered ? outcomeCode(resultCode, status, transport) : resultCode || "canceled",
+      status,
+      ms: performance.now() - began,
+    });
   });
 
   const contextValues = createContextValues().set(callOutcomeKey, {
@@ -193,8 +132,8 @@ function serve(
     if (unary !== undefined && whole !== undefined) {
       const answer = await unary({ url, header, body: whole, signal, contextValues });
       if (answer !== undefined) {
-        status = 200;
-        await respond(stream, { status, ...answer }, reqId, true);
+        status = answer.status;
+        await respond(stream, answer, reqId, true);
         answered = true;
         return;
       }
