@@ -25,16 +25,26 @@ import {
   file_practice_v1_practice_session_service,
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
+import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
+import { Quizzes } from "./app/quizzes.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
+import {
+  COMPRESS_MIN_BYTES,
+  MAX_BODY_BYTES,
+  MAX_HEADER_BYTES,
+  MAX_PARAM_LENGTH,
+  REQUEST_TIMEOUT_MS,
+} from "./limits.js";
 import { registerCors } from "./ops/cors.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { opsRoutes } from "./ops/ops-routes.js";
+import { recordOutcome } from "./ops/outcome.js";
 import {
   reflectionRegistry,
   reflectionService,
@@ -44,12 +54,10 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { authInterceptor } from "./rpc/auth-interceptor.js";
-import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
 import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
-import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { practiceRpc } from "./rpc/practice-routes.js";
 import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
 
 declare module "fastify" {
@@ -78,25 +86,6 @@ export interface ServerDeps {
   requestTimeoutMs?: number;
 }
 
-/** Largest request body, REST or RPC. The service's requests are a few bytes. */
-export const MAX_BODY_BYTES = 64 * 1024;
-
-/**
- * Largest request header block, HTTP/1.1 (431 beyond) or HTTP/2 (the
- * advertised SETTINGS_MAX_HEADER_LIST_SIZE). A bearer token is about 300 bytes.
- */
-export const MAX_HEADER_BYTES = 16 * 1024;
-
-/** Default for `requestTimeoutMs`. */
-export const REQUEST_TIMEOUT_MS = 10_000;
-
-/**
- * Responses smaller than this go uncompressed even when the client accepts
- * gzip (grpc-js always does). A page of 100 sessions is about 10 KiB; gzip
- * would spend more CPU than a LAN saves on it.
- */
-export const COMPRESS_MIN_BYTES = 64 * 1024;
-
 /**
  * Builds the service's Fastify app: the Connect routes (gRPC, gRPC-Web,
  * Connect) and the REST gateway (at "/" and "/api"). It does not listen:
@@ -123,8 +112,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     genReqId: requestId,
-    // Quiz ids are at most 20 digits; longer path segments are simply not routes.
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
     // A URL Fastify cannot decode, or a path segment over maxParamLength, is
     // answered before routing; without this Fastify sends its own JSON body
@@ -147,17 +135,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
+  const quizzes = new Quizzes(deps.db);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
+    QuizService,
     Health,
     ServerReflection,
     ServerReflectionV1alpha,
   ];
   const registry = reflectionRegistry(
     file_practice_v1_practice_session_service,
+    file_practice_v1_quiz_service,
     file_grpc_health_v1_health,
     file_grpc_reflection_v1_reflection,
     file_grpc_reflection_v1alpha_reflection,
@@ -179,28 +170,21 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const rpcOptions = {
     contextValues: (req: FastifyRequest) =>
       createContextValues().set(callOutcomeKey, {
-        settle(code, userId) {
-          req.resultCode = code;
-          req.userId = userId;
-        },
+        settle: (code, userId) => recordOutcome(req, { code, userId }),
       }),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
   };
   const rpcGroups: RpcRoutes[] = [
-    {
-      routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
-      interceptors: [
-        outcomeInterceptor(),
-        deadlineInterceptor(requestTimeoutMs),
-        authInterceptor(deps.authenticator),
-      ],
-    },
+    practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
     // Health and reflection: for probes and tools, which carry no token; and
     // no server deadline, since Watch and reflection streams last on purpose.
     {
       routes: (router) => {
-        router.service(Health, healthService(health, [PracticeSessionService.typeName]));
+        router.service(
+          Health,
+          healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
+        );
         router.service(ServerReflection, reflectionService(registry, services));
         router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
       },
@@ -223,6 +207,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await app.register(restRoutes, {
       prefix,
       sessions,
+      quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
     });

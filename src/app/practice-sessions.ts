@@ -8,13 +8,13 @@ import {
   isTransientConflict,
 } from "../db/errors.js";
 import {
+  countAnswer,
   deleteStaleSession,
   findSessionPage,
   findSessionWithAnswers,
   findSnapshot,
   findSnapshotQuestion,
   findStartState,
-  incrementCorrectAnswers,
   insertAnswer,
   insertSessionCountingQuestions,
   insertSnapshot,
@@ -64,6 +64,8 @@ export interface StartResult {
   session: Session;
   /** True if this call created the session, false if it resumed one. */
   created: boolean;
+  /** The snapshot, by position: the questions to answer (no correct answers). */
+  questions: SnapshotQuestion[];
 }
 
 export interface SessionDetail {
@@ -149,22 +151,26 @@ export class PracticeSessions {
     if (rows.length === 0) throw errors.quizNotFound();
     const existing = toSession(rows);
     if (existing !== undefined) {
-      if (!isStale(existing, now)) return { session: existing, created: false };
+      if (!isStale(existing, now)) {
+        const snapshot = await findSnapshot(this.db, existing.id);
+        return { session: existing, created: false, questions: toSnapshot(snapshot, false) };
+      }
       await deleteStaleSession(this.db, existing.id, staleCutoff(now));
     }
 
     const id = this.newSessionId();
-    const totalQuestions = await this.db.transaction().execute(async (trx) => {
+    const snapshot = await this.db.transaction().execute(async (trx) => {
       const inserted = await insertSessionCountingQuestions(trx, {
         id,
         user_id: userId,
         quiz_id: quizId,
         started_at: now,
       });
-      if (inserted === 0) return 0;
-      return insertSnapshot(trx, id, quizId);
+      if (inserted === 0) return [];
+      await insertSnapshot(trx, id, quizId);
+      return findSnapshot(trx, id);
     });
-    if (totalQuestions === 0) throw errors.quizHasNoQuestions();
+    if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
       created: true,
       session: {
@@ -172,21 +178,26 @@ export class PracticeSessions {
         quizId,
         startedAt: now,
         completedAt: null,
-        totalQuestions,
+        totalQuestions: snapshot.length,
         correctAnswers: 0,
+        answeredQuestions: 0,
         answers: [],
       },
+      questions: toSnapshot(snapshot, false),
     };
   }
 
-  /** One of the user's sessions with its answers and snapshot, whatever became of its quiz. */
+  /**
+   * One of the user's sessions with its answers and snapshot, whatever became
+   * of its quiz. Once the session is completed, each snapshot question carries
+   * its current correct answer, for review; while in progress, none does.
+   */
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
       const session = await this.readSession(userId, sessionId);
       const snapshot = await findSnapshot(this.db, sessionId);
-      const questions = snapshot.map((q) => ({ position: q.position, questionId: q.question_id }));
-      return { session, questions };
+      return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
 
@@ -216,14 +227,16 @@ export class PracticeSessions {
       this.db.transaction().execute(async (trx) => {
         const row = await lockSession(trx, userId, input.sessionId);
         if (row === undefined) throw errors.sessionNotFound();
-        if (row.completed_at !== null) throw errors.sessionCompleted();
+        const session = toSummary(row);
+        const now = this.clock.now();
+        refuseUnlessWritable(session, now);
         const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
         if (question === undefined) throw errors.questionNotInSession();
         const answer: Answer = {
           questionId: input.questionId,
           userAnswer: input.userAnswer,
           isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
-          answeredAt: this.clock.now(),
+          answeredAt: now,
         };
         await insertAnswer(trx, {
           session_id: input.sessionId,
@@ -237,13 +250,13 @@ export class PracticeSessions {
           if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
           throw err;
         });
-        if (answer.isCorrect) await incrementCorrectAnswers(trx, input.sessionId);
-        const session = toSummary(row);
+        await countAnswer(trx, input.sessionId, answer.isCorrect === true);
         return {
           answer,
           session: {
             ...session,
             correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+            answeredQuestions: session.answeredQuestions + 1,
           },
         };
       });
@@ -261,12 +274,35 @@ export class PracticeSessions {
       this.db.transaction().execute(async (trx) => {
         const row = await lockSession(trx, userId, sessionId);
         if (row === undefined) throw errors.sessionNotFound();
-        if (row.completed_at !== null) throw errors.sessionCompleted();
-        await markCompleted(trx, sessionId, this.clock.now());
+        const now = this.clock.now();
+        refuseUnlessWritable(toSummary(row), now);
+        await markCompleted(trx, sessionId, now);
       }),
     );
     return guard(() => this.readSession(userId, sessionId));
   }
+}
+
+/**
+ * Answers and completion need a session in progress that has not expired
+ * (started over 7 days ago: the same boundary as the stale cleanup of a
+ * start, which would delete it). Called under the session's row lock.
+ */
+function refuseUnlessWritable(session: SessionSummary, now: Date): void {
+  if (session.completedAt !== null) throw errors.sessionCompleted();
+  if (isStale(session, now)) throw errors.sessionExpired();
+}
+
+/** Snapshot rows to domain values; correct answers only for a review. */
+function toSnapshot(
+  rows: readonly { position: number; question_id: string | null; correct_answer: string | null }[],
+  review: boolean,
+): SnapshotQuestion[] {
+  return rows.map((q) => ({
+    position: q.position,
+    questionId: q.question_id,
+    correctAnswer: review ? q.correct_answer : null,
+  }));
 }
 
 /**

@@ -1,12 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { PracticeSessions } from "../app/practice-sessions.js";
+import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
-import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
+import { recordOutcome } from "../ops/outcome.js";
+import {
+  answerToJson,
+  quizToJson,
+  sessionDetailToJson,
+  sessionToJson,
+  summaryToJson,
+} from "./to-json.js";
 
 export interface RestOptions {
   sessions: PracticeSessions;
+  quizzes: Quizzes;
   authenticator: Authenticator;
   /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
   requestTimeoutMs: number;
@@ -27,13 +36,15 @@ type QuizRequest = FastifyRequest<{
  */
 export async function restRoutes(
   app: FastifyInstance,
-  { sessions, authenticator, requestTimeoutMs }: RestOptions,
+  { sessions, quizzes, authenticator, requestTimeoutMs }: RestOptions,
 ) {
-  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs };
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses.
-  app.removeContentTypeParser("application/json");
+  // which Fastify's default parser refuses. JSON is the only body read here:
+  // any other content type (text/plain included, which Fastify would read as
+  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     if (body === "") return done(null, undefined);
     try {
@@ -43,8 +54,13 @@ export async function restRoutes(
     }
   });
   app.addHook("onRequest", async (request) => {
-    request.userId = await authenticator.authenticate(request.headers.authorization);
+    const userId = await authenticator.authenticate(request.headers.authorization);
+    recordOutcome(request, { userId });
   });
+
+  app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>
+    quizToJson(await quizzes.getQuiz(request.params.quiz_id)),
+  );
 
   app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
     const query = request.query;
@@ -63,14 +79,14 @@ export async function restRoutes(
 
   app.post("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest, reply) => {
     jsonObjectBody(request.body);
-    const { session, created } = await sessions.startSession(
+    const { session, created, questions } = await sessions.startSession(
       request.userId,
       request.params.quiz_id,
     );
     if (created) {
       reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`);
     }
-    return sessionToJson(session, session.answers);
+    return sessionDetailToJson(session, session.answers, questions);
   });
 
   app.get("/sessions/:id", route, async (request: SessionRequest) => {

@@ -3,7 +3,8 @@ import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import type { Metrics } from "../ops/metrics.js";
-import { outcomeCode, recordCall, requestId } from "../ops/request-log.js";
+import { outcomeCode } from "../ops/outcome.js";
+import { recordCall, requestId } from "../ops/request-log.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 

@@ -246,6 +246,7 @@ describe("real responses match the documented ones", () => {
     return body as T;
   }
 
+  const QUIZ = "/quizzes/{quiz_id}";
   const LIST = "/quizzes/{quiz_id}/sessions";
   const SESSION = "/sessions/{id}";
   const ANSWERS = "/sessions/{id}/answers";
@@ -299,6 +300,15 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(user, "GET", "/api/quizzes/abc/sessions"), LIST, "get");
   });
 
+  it("get quiz: 200, 401, 404", async () => {
+    const quiz = await insertQuiz(svc.db, { questions: 2 });
+    const user = "openapi-reader";
+    await check(await svc.rest(user, "GET", `/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(user, "GET", `/api/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(null, "GET", `/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(user, "GET", "/quizzes/999999"), QUIZ, "get");
+  });
+
   it("start: 201 with Location, 200 with answers, 400, 401, 404", async () => {
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const user = "openapi-starter";
@@ -346,6 +356,8 @@ describe("real responses match the documented ones", () => {
     await check(array, LIST, "post");
     await check(await svc.rest(null, "POST", path), LIST, "post");
     await check(await svc.rest(user, "POST", "/quizzes/999999/sessions"), LIST, "post");
+    const text = { headers: { "content-type": "text/plain" }, body: "{}" };
+    await check(await svc.rest(user, "POST", path, text), LIST, "post");
   });
 
   it("get, answer, complete: 200/201, 400, 401, 404, 409", async () => {
@@ -408,6 +420,9 @@ describe("real responses match the documented ones", () => {
       "post",
     );
 
+    const text = { headers: { "content-type": "text/plain" }, body: "{}" };
+    await check(await svc.rest(user, "POST", `/sessions/${id}/answers`, text), ANSWERS, "post");
+    await check(await svc.rest(user, "POST", `/sessions/${id}/complete`, text), COMPLETE, "post");
     await check(await svc.rest(user, "GET", `/api/sessions/${id}`), SESSION, "get");
     await check(await svc.rest(null, "GET", `/sessions/${id}`), SESSION, "get");
     await check(await svc.rest(user, "GET", "/sessions/nope"), SESSION, "get");
@@ -436,6 +451,11 @@ describe("real responses match the documented ones", () => {
           await check(res, LIST, method);
         }
         await check(await svc.rest("openapi-outage", "GET", `/sessions/${id}`), SESSION, "get");
+        await check(
+          await svc.rest("openapi-outage", "GET", `/quizzes/${quiz.quizId}`),
+          QUIZ,
+          "get",
+        );
         await check(
           await svc.rest("openapi-outage", "POST", `/sessions/${id}/answers`, {
             headers: { "content-type": "application/json" },
