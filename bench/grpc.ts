@@ -286,11 +286,15 @@ function writeResults(rows: Row[], scenarios: Scenario[], targets: Target[]): vo
       out.push("");
     }
   }
-  out.push("## Open loop (list)", "", "| target | rate | achieved | p50 ms | p99 ms | p99/p50 |");
-  out.push("|---|---|---:|---:|---:|---:|");
+  out.push(
+    "## Open loop (list)",
+    "",
+    "| target | rate | achieved | p50 ms | p99 ms | p99/p50 | server CPU µs/req |",
+  );
+  out.push("|---|---|---:|---:|---:|---:|---:|");
   for (const r of rows.filter((x) => typeof x.c === "string")) {
     out.push(
-      `| ${r.target} | ${r.c} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.p99 / r.p50, 1)} |`,
+      `| ${r.target} | ${r.c} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.p99 / r.p50, 1)} | ${fmt(r.cpuUs)} |`,
     );
   }
   const errors = rows.reduce((n, r) => n + r.errors, 0);
