@@ -28,8 +28,10 @@ import {
 import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
+import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
+import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
 import {
@@ -51,7 +53,7 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, requestId } from "./ops/request-log.js";
-import { openApiRoute } from "./rest/openapi.js";
+import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
@@ -59,6 +61,7 @@ import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-ada
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
 import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
+import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -84,6 +87,10 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
+  reads?: ReadRouting;
+  /** The built practice page, served at `/practice/`; none: not served. */
+  practicePage?: PracticePageFiles;
 }
 
 /**
@@ -111,6 +118,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    // Route schemas (rest/operations.ts) validate as they are written: a
+    // number is not a string, whatever ajv could coerce it to.
+    ajv: { customOptions: { coerceTypes: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
@@ -134,11 +144,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
   }) as unknown as FastifyInstance;
 
-  const sessions = new PracticeSessions(deps.db, deps.clock);
-  const quizzes = new Quizzes(deps.db);
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
+    reads: deps.reads,
+    // Retrying past the deadline would only work for an answer nobody reads.
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
+  });
+  const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = new Metrics(deps.pool);
-  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
@@ -157,6 +171,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, metrics, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
+  await openApiGenerator(app);
 
   // Errors Fastify raises outside the REST scope (an unsupported content type
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
@@ -210,9 +225,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      hidden: prefix !== "",
     });
   }
   await app.register(openApiRoute);
+  if (deps.practicePage) {
+    await app.register(practicePageRoutes, {
+      files: deps.practicePage,
+      notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
