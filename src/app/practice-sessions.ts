@@ -7,6 +7,7 @@ import {
   isForeignKeyViolation,
   isTransientConflict,
 } from "../db/errors.js";
+import { insertEvents } from "../db/outbox-repository.js";
 import {
   deleteStaleSession,
   findSessionPage,
@@ -26,6 +27,13 @@ import {
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
+import {
+  answerSubmitted,
+  type EventContext,
+  sessionCompleted,
+  sessionExpired,
+  sessionStarted,
+} from "../domain/events.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -99,6 +107,11 @@ export class PracticeSessions {
     private readonly newSessionId: () => string = uuidv7,
   ) {}
 
+  /** What the event builders need (src/domain/events.ts): event ids and the user. */
+  private events(userId: string): EventContext {
+    return { newId: uuidv7, userId };
+  }
+
   /** One page of the user's sessions on a quiz, newest first. */
   async listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
     const limit = input.limit ?? DEFAULT_PAGE_SIZE;
@@ -150,7 +163,12 @@ export class PracticeSessions {
     const existing = toSession(rows);
     if (existing !== undefined) {
       if (!isStale(existing, now)) return { session: existing, created: false };
-      await deleteStaleSession(this.db, existing.id, staleCutoff(now));
+      // The delete and its event commit together (or neither does).
+      await this.db.transaction().execute(async (trx) => {
+        const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
+        if (deleted > 0)
+          await insertEvents(trx, [sessionExpired(this.events(userId), existing, now)]);
+      });
     }
 
     const id = this.newSessionId();
@@ -162,7 +180,10 @@ export class PracticeSessions {
         started_at: now,
       });
       if (inserted === 0) return 0;
-      return insertSnapshot(trx, id, quizId);
+      const total = await insertSnapshot(trx, id, quizId);
+      const started = { id, quizId, startedAt: now, totalQuestions: total };
+      await insertEvents(trx, [sessionStarted(this.events(userId), started)]);
+      return total;
     });
     if (totalQuestions === 0) throw errors.quizHasNoQuestions();
     return {
@@ -238,14 +259,18 @@ export class PracticeSessions {
           throw err;
         });
         if (answer.isCorrect) await incrementCorrectAnswers(trx, input.sessionId);
-        const session = toSummary(row);
-        return {
-          answer,
-          session: {
-            ...session,
-            correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
-          },
+        const before = toSummary(row);
+        const session = {
+          ...before,
+          correctAnswers: before.correctAnswers + (answer.isCorrect ? 1 : 0),
         };
+        const submitted = {
+          questionId: input.questionId,
+          isCorrect: answer.isCorrect === true,
+          answeredAt: answer.answeredAt,
+        };
+        await insertEvents(trx, [answerSubmitted(this.events(userId), session, submitted)]);
+        return { answer, session };
       });
     return retrying(submit);
   }
@@ -262,7 +287,11 @@ export class PracticeSessions {
         const row = await lockSession(trx, userId, sessionId);
         if (row === undefined) throw errors.sessionNotFound();
         if (row.completed_at !== null) throw errors.sessionCompleted();
-        await markCompleted(trx, sessionId, this.clock.now());
+        const completedAt = this.clock.now();
+        await markCompleted(trx, sessionId, completedAt);
+        await insertEvents(trx, [
+          sessionCompleted(this.events(userId), toSummary(row), completedAt),
+        ]);
       }),
     );
     return guard(() => this.readSession(userId, sessionId));

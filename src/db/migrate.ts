@@ -4,7 +4,9 @@ import { migrationProvider } from "./migrations/index.js";
 
 function migrator(db: Kysely<Database>): Migrator {
   const store = db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "mysql";
-  return new Migrator({ db, provider: migrationProvider(store) });
+  // Branches add migrations in parallel (0003 may land after 0004 ran on a
+  // development database): apply a missing one rather than refuse to start.
+  return new Migrator({ db, provider: migrationProvider(store), allowUnorderedMigrations: true });
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

@@ -2,8 +2,10 @@ import type { Migration, MigrationProvider } from "kysely";
 import type { Store } from "../connect.js";
 import * as mysqlInitial from "./mysql/0001-initial.js";
 import * as mysqlUserIdNoPad from "./mysql/0002-user-id-no-pad.js";
+import * as mysqlOutbox from "./mysql/0004-outbox.js";
 import * as sqliteInitial from "./sqlite/0001-initial.js";
 import * as sqliteUserIdNoPad from "./sqlite/0002-user-id-no-pad.js";
+import * as sqliteOutbox from "./sqlite/0004-outbox.js";
 
 /**
  * Migrations per store, imported statically: Kysely's FileMigrationProvider
@@ -12,8 +14,16 @@ import * as sqliteUserIdNoPad from "./sqlite/0002-user-id-no-pad.js";
  * the same names, so a migration is one step whatever the store.
  */
 const migrations: Record<Store, Record<string, Migration>> = {
-  mysql: { "0001-initial": mysqlInitial, "0002-user-id-no-pad": mysqlUserIdNoPad },
-  sqlite: { "0001-initial": sqliteInitial, "0002-user-id-no-pad": sqliteUserIdNoPad },
+  mysql: {
+    "0001-initial": mysqlInitial,
+    "0002-user-id-no-pad": mysqlUserIdNoPad,
+    "0004-outbox": mysqlOutbox,
+  },
+  sqlite: {
+    "0001-initial": sqliteInitial,
+    "0002-user-id-no-pad": sqliteUserIdNoPad,
+    "0004-outbox": sqliteOutbox,
+  },
 };
 
 export function migrationProvider(store: Store): MigrationProvider {
