@@ -35,6 +35,21 @@ export interface Config {
   requestTimeoutMs: number;
   /** Browser origins allowed by CORS (`https://app.example.com`); empty: none. */
   corsOrigins: string[];
+  events: EventsConfig;
+}
+
+/** Where the outbox's events are published; see src/events/. */
+export interface EventsConfig {
+  /** NATS_URL and friends; undefined: events stay in the outbox, no relay. */
+  nats?: { url: string; stream: string; subjectPrefix: string };
+  /** OUTBOX_RELAY: relay in the service process (default), or leave it to `npm run relay`. */
+  relayInProcess: boolean;
+  /** RELAY_METRICS_PORT: where `npm run relay` serves /metrics; none by default. */
+  relayMetricsPort?: number;
+  /** OUTBOX_BATCH_SIZE: rows a relay claims at a time. */
+  batchSize: number;
+  /** OUTBOX_LEASE_MS: how long a relay's claim lasts (under the stream's duplicate window). */
+  leaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   return {
+    events: eventsConfig(env),
     host: optional(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
     databaseUrl,
@@ -115,6 +131,41 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),
     corsOrigins,
   };
+}
+
+function eventsConfig(env: Env): EventsConfig {
+  const relay = optional(env, "OUTBOX_RELAY") ?? "on";
+  if (relay !== "on" && relay !== "off") {
+    throw new ConfigError(`OUTBOX_RELAY must be "on" or "off", got "${relay}"`);
+  }
+  const relayMetricsPort =
+    optional(env, "RELAY_METRICS_PORT") === undefined
+      ? undefined
+      : integer(env, "RELAY_METRICS_PORT", 0, 0, 65535);
+  const relaying = {
+    relayMetricsPort,
+    batchSize: integer(env, "OUTBOX_BATCH_SIZE", 200, 1, 1000),
+    leaseMs: integer(env, "OUTBOX_LEASE_MS", 30_000, 1000, 60_000),
+  };
+  const url = optional(env, "NATS_URL");
+  if (url === undefined) return { relayInProcess: false, ...relaying };
+  for (const server of url.split(",").map((s) => s.trim())) {
+    const withScheme = server.includes("://") ? server : `nats://${server}`;
+    if (!URL.canParse(withScheme) || !/^(nats|tls|ws|wss):$/.test(new URL(withScheme).protocol)) {
+      throw new ConfigError(`NATS_URL: "${server}" is not a server like nats://127.0.0.1:4222`);
+    }
+  }
+  const stream = optional(env, "NATS_STREAM") ?? "PRACTICE";
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(stream)) {
+    throw new ConfigError(`NATS_STREAM must be 1-64 letters, digits, "_" or "-", got "${stream}"`);
+  }
+  const subjectPrefix = optional(env, "NATS_SUBJECT_PREFIX") ?? "practice";
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subjectPrefix)) {
+    throw new ConfigError(
+      `NATS_SUBJECT_PREFIX must be dot-separated NATS tokens, got "${subjectPrefix}"`,
+    );
+  }
+  return { nats: { url, stream, subjectPrefix }, relayInProcess: relay === "on", ...relaying };
 }
 
 function optional(env: Env, name: string): string | undefined {

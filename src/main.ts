@@ -6,8 +6,11 @@ import { createDatabaseIfMissing, openDatabase, storeOf } from "./db/connect.js"
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
+import { OutboxRelay } from "./events/relay.js";
+import { OutboxMetrics } from "./events/relay-metrics.js";
 import { servePort } from "./one-port.js";
 import { HealthMonitor } from "./ops/health.js";
+import { Metrics } from "./ops/metrics.js";
 import { buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
@@ -51,9 +54,12 @@ async function main() {
   }
 
   const health = new HealthMonitor(database.db);
+  const metrics = new Metrics(database.pool);
+  const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
   const app = await buildServer({
     db: database.db,
     pool: database.pool,
+    metrics,
     health,
     corsOrigins: config.corsOrigins,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -68,6 +74,29 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+
+  // Events always go to the outbox; they leave it only when a relay runs.
+  const { nats, relayInProcess } = config.events;
+  const relay =
+    nats && relayInProcess
+      ? new OutboxRelay({
+          db: database.db,
+          target: nats,
+          logger,
+          metrics: outboxMetrics,
+          batchSize: config.events.batchSize,
+          leaseMs: config.events.leaseMs,
+        })
+      : undefined;
+  relay?.start();
+  logger.info(
+    { nats: nats?.url, stream: nats?.stream, relay: relay !== undefined },
+    relay
+      ? "outbox relay on"
+      : nats
+        ? "outbox relay off here (OUTBOX_RELAY=off): run npm run relay"
+        : "outbox relay off (no NATS_URL): events wait in the outbox",
+  );
 
   if (devMode && jwt.secret !== undefined) {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
@@ -99,6 +128,7 @@ async function main() {
     health.startDraining();
     try {
       await port.close(config.shutdownTimeoutMs);
+      await relay?.stop();
       await database.close();
       logger.info("stopped");
       process.exit(0);

@@ -62,6 +62,8 @@ export interface ServerDeps {
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
+  /** The /metrics registry's owner, shared with the outbox relay. Default: a new one on `pool`. */
+  metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
@@ -138,7 +140,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
-  const metrics = new Metrics(deps.pool);
+  const metrics = deps.metrics ?? new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
