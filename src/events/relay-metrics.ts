@@ -15,6 +15,7 @@ const BACKLOG_TIMEOUT_MS = 500;
 export class OutboxMetrics {
   readonly published: Counter<"type">;
   readonly publishErrors: Counter;
+  readonly duplicates: Counter;
   readonly lag: Histogram;
 
   constructor(registry: Registry, db: Db) {
@@ -56,6 +57,11 @@ export class OutboxMetrics {
     this.publishErrors = new Counter({
       name: "practice_outbox_publish_errors_total",
       help: "Publishes to JetStream that failed (timeout, NATS down, no stream); retried later.",
+      registers,
+    });
+    this.duplicates = new Counter({
+      name: "practice_outbox_duplicates_total",
+      help: "Publishes JetStream dropped as duplicates of a message id it had (an event sent again after a lost ack or a relay's death).",
       registers,
     });
     this.lag = new Histogram({

@@ -136,10 +136,11 @@ export class OutboxRelay {
     const published: number[] = [];
     for (const [i, row] of chain.entries()) {
       try {
-        await js.publish(subjectOf(this.#o.target.subjectPrefix, row.type), row.body, {
+        const ack = await js.publish(subjectOf(this.#o.target.subjectPrefix, row.type), row.body, {
           msgID: row.eventId,
           timeout: this.#o.publishTimeoutMs,
         });
+        if (ack.duplicate) this.#o.metrics?.duplicates.inc();
       } catch (error) {
         this.#o.metrics?.publishErrors.inc();
         // The rest of this session waits: publishing it now would break its order.

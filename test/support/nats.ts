@@ -126,3 +126,40 @@ export async function eventually(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * What the database says must be in the stream, one message per committed
+ * change: a `started` per session, a `submitted` per answer, a `completed`
+ * per completed session (for runs without stale sessions).
+ */
+export async function expectedEvents(db: Db): Promise<Record<string, number>> {
+  const sessions = await db
+    .selectFrom("practice_sessions")
+    .select(["id", "completed_at"])
+    .execute();
+  const answers = await db.selectFrom("practice_session_answers").select("id").execute();
+  return {
+    "practice.session.started": sessions.length,
+    "practice.answer.submitted": answers.length,
+    "practice.session.completed": sessions.filter((s) => s.completed_at !== null).length,
+  };
+}
+
+/** Messages per event type. */
+export function countByType(messages: StreamMessage[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const m of messages) counts[m.event.type] = (counts[m.event.type] ?? 0) + 1;
+  return counts;
+}
+
+/** Messages in a stream (0 if it does not exist). */
+export async function streamCount(target: NatsTarget): Promise<number> {
+  const nc = await connect({ servers: testNatsUrl() });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(target.stream).catch(() => undefined);
+    return info?.state.messages ?? 0;
+  } finally {
+    await nc.close();
+  }
+}
