@@ -25,7 +25,9 @@ import {
   file_practice_v1_practice_session_service,
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
+import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
+import { Quizzes } from "./app/quizzes.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
@@ -48,6 +50,7 @@ import { authInterceptor } from "./rpc/auth-interceptor.js";
 import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceSessionService } from "./rpc/practice-session-service.js";
+import { quizService } from "./rpc/quiz-service.js";
 
 export interface ServerDeps {
   db: Db;
@@ -139,17 +142,20 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   const sessions = new PracticeSessions(deps.db, deps.clock);
+  const quizzes = new Quizzes(deps.db);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
+    QuizService,
     Health,
     ServerReflection,
     ServerReflectionV1alpha,
   ];
   const registry = reflectionRegistry(
     file_practice_v1_practice_session_service,
+    file_practice_v1_quiz_service,
     file_grpc_health_v1_health,
     file_grpc_reflection_v1_reflection,
     file_grpc_reflection_v1alpha_reflection,
@@ -176,7 +182,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
-    routes: (router) => router.service(PracticeSessionService, practiceSessionService(sessions)),
+    routes: (router) => {
+      router.service(PracticeSessionService, practiceSessionService(sessions));
+      router.service(QuizService, quizService(quizzes));
+    },
     interceptors: [
       outcomeInterceptor(),
       deadlineInterceptor(requestTimeoutMs),
@@ -188,7 +197,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
     routes: (router) => {
-      router.service(Health, healthService(health, [PracticeSessionService.typeName]));
+      router.service(
+        Health,
+        healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
+      );
       router.service(ServerReflection, reflectionService(registry, services));
       router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
     },
@@ -199,6 +211,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await app.register(restRoutes, {
       prefix,
       sessions,
+      quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
     });

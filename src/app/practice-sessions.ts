@@ -9,13 +9,13 @@ import {
 } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
+  countAnswer,
   deleteStaleSession,
   findSessionPage,
   findSessionWithAnswers,
   findSnapshot,
   findSnapshotQuestion,
   findStartState,
-  incrementCorrectAnswers,
   insertAnswer,
   insertSessionCountingQuestions,
   insertSnapshot,
@@ -72,6 +72,8 @@ export interface StartResult {
   session: Session;
   /** True if this call created the session, false if it resumed one. */
   created: boolean;
+  /** The snapshot, by position: the questions to answer (no correct answers). */
+  questions: SnapshotQuestion[];
 }
 
 export interface SessionDetail {
@@ -162,30 +164,35 @@ export class PracticeSessions {
     if (rows.length === 0) throw errors.quizNotFound();
     const existing = toSession(rows);
     if (existing !== undefined) {
-      if (!isStale(existing, now)) return { session: existing, created: false };
+      if (!isStale(existing, now)) {
+        const snapshot = await findSnapshot(this.db, existing.id);
+        return { session: existing, created: false, questions: toSnapshot(snapshot, false) };
+      }
       // The delete and its event commit together (or neither does).
       await this.db.transaction().execute(async (trx) => {
         const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
-        if (deleted > 0)
+        if (deleted > 0) {
           await insertEvents(trx, [sessionExpired(this.events(userId), existing, now)]);
+        }
       });
     }
 
     const id = this.newSessionId();
-    const totalQuestions = await this.db.transaction().execute(async (trx) => {
+    const snapshot = await this.db.transaction().execute(async (trx) => {
       const inserted = await insertSessionCountingQuestions(trx, {
         id,
         user_id: userId,
         quiz_id: quizId,
         started_at: now,
       });
-      if (inserted === 0) return 0;
-      const total = await insertSnapshot(trx, id, quizId);
-      const started = { id, quizId, startedAt: now, totalQuestions: total };
+      if (inserted === 0) return [];
+      await insertSnapshot(trx, id, quizId);
+      const snapshot = await findSnapshot(trx, id);
+      const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length };
       await insertEvents(trx, [sessionStarted(this.events(userId), started)]);
-      return total;
+      return snapshot;
     });
-    if (totalQuestions === 0) throw errors.quizHasNoQuestions();
+    if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
       created: true,
       session: {
@@ -193,21 +200,26 @@ export class PracticeSessions {
         quizId,
         startedAt: now,
         completedAt: null,
-        totalQuestions,
+        totalQuestions: snapshot.length,
         correctAnswers: 0,
+        answeredQuestions: 0,
         answers: [],
       },
+      questions: toSnapshot(snapshot, false),
     };
   }
 
-  /** One of the user's sessions with its answers and snapshot, whatever became of its quiz. */
+  /**
+   * One of the user's sessions with its answers and snapshot, whatever became
+   * of its quiz. Once the session is completed, each snapshot question carries
+   * its current correct answer, for review; while in progress, none does.
+   */
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
       const session = await this.readSession(userId, sessionId);
       const snapshot = await findSnapshot(this.db, sessionId);
-      const questions = snapshot.map((q) => ({ position: q.position, questionId: q.question_id }));
-      return { session, questions };
+      return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
 
@@ -237,14 +249,16 @@ export class PracticeSessions {
       this.db.transaction().execute(async (trx) => {
         const row = await lockSession(trx, userId, input.sessionId);
         if (row === undefined) throw errors.sessionNotFound();
-        if (row.completed_at !== null) throw errors.sessionCompleted();
+        const session = toSummary(row);
+        const now = this.clock.now();
+        refuseUnlessWritable(session, now);
         const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
         if (question === undefined) throw errors.questionNotInSession();
         const answer: Answer = {
           questionId: input.questionId,
           userAnswer: input.userAnswer,
           isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
-          answeredAt: this.clock.now(),
+          answeredAt: now,
         };
         await insertAnswer(trx, {
           session_id: input.sessionId,
@@ -258,19 +272,19 @@ export class PracticeSessions {
           if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
           throw err;
         });
-        if (answer.isCorrect) await incrementCorrectAnswers(trx, input.sessionId);
-        const before = toSummary(row);
-        const session = {
-          ...before,
-          correctAnswers: before.correctAnswers + (answer.isCorrect ? 1 : 0),
+        await countAnswer(trx, input.sessionId, answer.isCorrect === true);
+        const after = {
+          ...session,
+          correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+          answeredQuestions: session.answeredQuestions + 1,
         };
         const submitted = {
           questionId: input.questionId,
           isCorrect: answer.isCorrect === true,
           answeredAt: answer.answeredAt,
         };
-        await insertEvents(trx, [answerSubmitted(this.events(userId), session, submitted)]);
-        return { answer, session };
+        await insertEvents(trx, [answerSubmitted(this.events(userId), after, submitted)]);
+        return { answer, session: after };
       });
     return retrying(submit);
   }
@@ -286,16 +300,37 @@ export class PracticeSessions {
       this.db.transaction().execute(async (trx) => {
         const row = await lockSession(trx, userId, sessionId);
         if (row === undefined) throw errors.sessionNotFound();
-        if (row.completed_at !== null) throw errors.sessionCompleted();
-        const completedAt = this.clock.now();
-        await markCompleted(trx, sessionId, completedAt);
-        await insertEvents(trx, [
-          sessionCompleted(this.events(userId), toSummary(row), completedAt),
-        ]);
+        const now = this.clock.now();
+        const session = toSummary(row);
+        refuseUnlessWritable(session, now);
+        await markCompleted(trx, sessionId, now);
+        await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
       }),
     );
     return guard(() => this.readSession(userId, sessionId));
   }
+}
+
+/**
+ * Answers and completion need a session in progress that has not expired
+ * (started over 7 days ago: the same boundary as the stale cleanup of a
+ * start, which would delete it). Called under the session's row lock.
+ */
+function refuseUnlessWritable(session: SessionSummary, now: Date): void {
+  if (session.completedAt !== null) throw errors.sessionCompleted();
+  if (isStale(session, now)) throw errors.sessionExpired();
+}
+
+/** Snapshot rows to domain values; correct answers only for a review. */
+function toSnapshot(
+  rows: readonly { position: number; question_id: string | null; correct_answer: string | null }[],
+  review: boolean,
+): SnapshotQuestion[] {
+  return rows.map((q) => ({
+    position: q.position,
+    questionId: q.question_id,
+    correctAnswer: review ? q.correct_answer : null,
+  }));
 }
 
 /**

@@ -8,6 +8,7 @@ const session = {
   completed_at: null,
   total_questions: 3,
   correct_answers: 1,
+  answered_questions: 2,
 };
 const answer = (id: string, at: string) => ({
   ...session,

@@ -12,6 +12,7 @@ interface SummaryColumns {
   completed_at: Date | null;
   total_questions: number | null;
   correct_answers: number | null;
+  answered_questions: number | null;
 }
 
 export function toSummary(row: SummaryColumns): SessionSummary {
@@ -22,6 +23,7 @@ export function toSummary(row: SummaryColumns): SessionSummary {
     completedAt: row.completed_at,
     totalQuestions: row.total_questions ?? 0,
     correctAnswers: row.correct_answers ?? 0,
+    answeredQuestions: row.answered_questions ?? 0,
   };
 }
 

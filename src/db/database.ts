@@ -64,6 +64,8 @@ export interface PracticeSessionTable {
   completed_at: Date | null;
   total_questions: number;
   correct_answers: Generated<number>;
+  /** Answers so far, moved with each answer (default 0). */
+  answered_questions: Generated<number>;
   /** 1 while in progress, else NULL: the unique key (user_id, quiz_id, active) allows one. */
   active: GeneratedAlways<1 | null>;
 }

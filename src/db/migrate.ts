@@ -4,9 +4,7 @@ import { migrationProvider } from "./migrations/index.js";
 
 function migrator(db: Kysely<Database>): Migrator {
   const store = db.getExecutor().adapter instanceof SqliteAdapter ? "sqlite" : "mysql";
-  // Branches add migrations in parallel (0003 may land after 0004 ran on a
-  // development database): apply a missing one rather than refuse to start.
-  return new Migrator({ db, provider: migrationProvider(store), allowUnorderedMigrations: true });
+  return new Migrator({ db, provider: migrationProvider(store) });
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

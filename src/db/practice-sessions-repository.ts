@@ -30,6 +30,7 @@ const summaryColumns = [
   "completed_at",
   "total_questions",
   "correct_answers",
+  "answered_questions",
 ] as const;
 
 export interface SessionPageQuery {
@@ -128,6 +129,7 @@ const sessionWithAnswerColumns = [
   "s.completed_at",
   "s.total_questions",
   "s.correct_answers",
+  "s.answered_questions",
   "a.id as answer_id",
   "a.question_id",
   "a.user_answer",
@@ -171,13 +173,17 @@ export async function findSessionWithAnswers(db: Db, userId: string, sessionId: 
     .execute();
 }
 
-/** A session's snapshot, by position. */
+/**
+ * A session's snapshot, by position, with each question's current correct
+ * answer (null for a deleted question): the caller decides whether to show it.
+ */
 export async function findSnapshot(db: Db, sessionId: string) {
   return db
-    .selectFrom("practice_session_questions")
-    .select(["position", "question_id"])
-    .where("session_id", "=", sessionId)
-    .orderBy("position")
+    .selectFrom("practice_session_questions as sq")
+    .leftJoin("questions as q", "q.id", "sq.question_id")
+    .select(["sq.position", "sq.question_id", "q.correct_answer"])
+    .where("sq.session_id", "=", sessionId)
+    .orderBy("sq.position")
     .execute();
 }
 
@@ -222,11 +228,19 @@ export async function insertAnswer(db: Db, answer: NewAnswer): Promise<void> {
   await db.insertInto("practice_session_answers").values(answer).execute();
 }
 
-/** Adds one to a session's correct_answers. */
-export async function incrementCorrectAnswers(db: Db, sessionId: string): Promise<void> {
+/**
+ * Counts an answer in its session's row: answered_questions + 1, and
+ * correct_answers + 1 if it is correct. Unconditional on purpose: every
+ * answer writes its session row, so two answers to one session conflict on
+ * that row even where row locks are not shared (Galera certifies writes).
+ */
+export async function countAnswer(db: Db, sessionId: string, correct: boolean): Promise<void> {
   await db
     .updateTable("practice_sessions")
-    .set((eb) => ({ correct_answers: eb("correct_answers", "+", 1) }))
+    .set((eb) => ({
+      answered_questions: eb("answered_questions", "+", 1),
+      correct_answers: eb("correct_answers", "+", correct ? 1 : 0),
+    }))
     .where("id", "=", sessionId)
     .execute();
 }

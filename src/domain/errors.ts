@@ -15,6 +15,12 @@ export const errors = {
   /** Another user's session, or an id that names none: one body for both. */
   sessionNotFound: () => new ConnectError("session not found", Code.NotFound),
   sessionCompleted: () => new ConnectError("session is already completed", Code.FailedPrecondition),
+  /** An in-progress session started over 7 days ago (domain/session.ts isStale). */
+  sessionExpired: () =>
+    new ConnectError(
+      "session expired: it was started more than 7 days ago; start the quiz again for a new session",
+      Code.FailedPrecondition,
+    ),
   questionNotInSession: () =>
     new ConnectError("question_id is not a question of this session", Code.InvalidArgument),
   alreadyAnswered: () =>

@@ -88,6 +88,7 @@ export function answerSubmitted(
       answeredAt: timestampFromDate(answer.answeredAt),
       correctAnswers: session.correctAnswers,
       totalQuestions: session.totalQuestions,
+      answeredQuestions: session.answeredQuestions,
     },
   );
 }
@@ -119,7 +120,7 @@ export function sessionExpired(ctx: EventContext, session: Session, expiredAt: D
     startedAt: timestampFromDate(session.startedAt),
     expiredAt: timestampFromDate(expiredAt),
     totalQuestions: session.totalQuestions,
-    answeredQuestions: session.answers.length,
+    answeredQuestions: session.answeredQuestions,
     correctAnswers: session.correctAnswers,
   });
 }

@@ -17,6 +17,8 @@ export interface SessionSummary {
   completedAt: Date | null;
   totalQuestions: number;
   correctAnswers: number;
+  /** How many answers the session holds. */
+  answeredQuestions: number;
 }
 
 export interface Session extends SessionSummary {
@@ -30,6 +32,11 @@ export interface SnapshotQuestion {
   position: number;
   /** Null once the question is hard-deleted. */
   questionId: string | null;
+  /**
+   * The question's current correct answer, for review: null while the
+   * session is in progress, and for a deleted question.
+   */
+  correctAnswer: string | null;
 }
 
 /** Longest answer accepted, in characters (code points). */
@@ -69,8 +76,21 @@ export function staleCutoff(now: Date): Date {
 }
 
 /** True if `session` is in progress and started before the stale cutoff. */
-export function isStale(session: SessionSummary, now: Date): boolean {
+export function isStale(
+  session: Pick<SessionSummary, "startedAt" | "completedAt">,
+  now: Date,
+): boolean {
   return session.completedAt === null && session.startedAt < staleCutoff(now);
+}
+
+/**
+ * When an in-progress session expires: started_at + 7 days. After that
+ * instant it is stale (isStale): answers and completion are refused, and the
+ * next start replaces it. Null once completed: a completed session never expires.
+ */
+export function expiresAt(session: Pick<SessionSummary, "startedAt" | "completedAt">): Date | null {
+  if (session.completedAt !== null) return null;
+  return new Date(session.startedAt.getTime() + STALE_AFTER_MS);
 }
 
 const MAX_UNSIGNED_BIGINT = 18446744073709551615n;

@@ -57,6 +57,18 @@ const sessionSummaryProperties: Record<string, SchemaObject> = {
     description:
       "round(correct_answers / total_questions * 100) once completed; null while in progress.",
   },
+  answered_questions: {
+    type: "integer",
+    minimum: 0,
+    description: "How many answers the session holds so far.",
+  },
+  expires_at: {
+    type: ["string", "null"],
+    format: "date-time",
+    description:
+      "started_at + 7 days while in progress: after it, answers and completion are 400 " +
+      "`failed_precondition` and the next start replaces the session. null once completed.",
+  },
 };
 const sessionSummaryRequired = Object.keys(sessionSummaryProperties);
 
@@ -99,17 +111,51 @@ const schemas: Record<string, SchemaObject> = {
       answers: { type: "array", items: ref("schemas", "Answer") },
       questions: {
         type: "array",
-        description: "The snapshot frozen at start, by position.",
+        description: "The snapshot frozen at start, by position: the questions to answer.",
+        items: ref("schemas", "SnapshotQuestion"),
+      },
+    },
+  },
+  SnapshotQuestion: {
+    type: "object",
+    required: ["position", "question_id", "correct_answer"],
+    properties: {
+      position: { type: "integer", minimum: 1 },
+      question_id: {
+        type: ["string", "null"],
+        pattern: "^[1-9][0-9]*$",
+        description: "null once the question has been deleted from the quiz.",
+      },
+      correct_answer: {
+        type: ["string", "null"],
+        description:
+          "For review: the question's current correct answer once the session is completed " +
+          "(GET /sessions/{id}); null while in progress and for a deleted question.",
+      },
+    },
+  },
+  Quiz: {
+    type: "object",
+    description: "A quiz's content: never a correct answer.",
+    required: ["id", "study_guide_id", "title", "questions"],
+    properties: {
+      id: { type: "string", pattern: "^[1-9][0-9]*$" },
+      study_guide_id: { type: "string", pattern: "^[1-9][0-9]*$" },
+      title: { type: "string" },
+      questions: {
+        type: "array",
+        description: "By position.",
         items: {
           type: "object",
-          required: ["position", "question_id"],
+          required: ["id", "position", "prompt"],
           properties: {
-            position: { type: "integer", minimum: 1 },
-            question_id: {
-              type: ["string", "null"],
+            id: {
+              type: "string",
               pattern: "^[1-9][0-9]*$",
-              description: "null once the question has been deleted from the quiz.",
+              description: "The question_id to answer with.",
             },
+            position: { type: "integer", minimum: 1, description: "1-based order in the quiz." },
+            prompt: { type: "string" },
           },
         },
       },
@@ -247,6 +293,8 @@ const inProgress = {
   total_questions: 4,
   correct_answers: 1,
   score_percentage: null,
+  answered_questions: 2,
+  expires_at: "2026-11-29T02:13:10.123Z",
 };
 const completed = {
   id: "0199e1a0-0c4d-7f21-8b3a-5d6e7f809a1b",
@@ -256,7 +304,15 @@ const completed = {
   total_questions: 4,
   correct_answers: 3,
   score_percentage: 75,
+  answered_questions: 4,
+  expires_at: null,
 };
+const snapshot = [
+  { position: 1, question_id: "11", correct_answer: null },
+  { position: 2, question_id: "12", correct_answer: null },
+  { position: 3, question_id: "13", correct_answer: null },
+  { position: 4, question_id: "14", correct_answer: null },
+];
 
 // ---- The document ----------------------------------------------------------------
 
@@ -278,6 +334,14 @@ const completedExample = problemExample(
   "failed_precondition",
   "session is already completed",
   "the session is completed",
+);
+
+const expiredExample = problemExample(
+  400,
+  "Bad Request",
+  "failed_precondition",
+  "session expired: it was started more than 7 days ago; start the quiz again for a new session",
+  "the session expired (in progress, started over 7 days ago)",
 );
 
 const listBadRequest = problemResponse("A query parameter is not valid.", {
@@ -330,7 +394,7 @@ export const openApiDocument: OpenAPIObject = {
     title: "Practice sessions (REST gateway)",
     version: "0.1.0",
     description:
-      "The REST/JSON face of `practice.v1.PracticeSessionService`. The same operations are " +
+      "The REST/JSON face of `practice.v1.PracticeSessionService` and `practice.v1.QuizService`. The same operations are " +
       "served over gRPC, Connect and gRPC-Web on the same port. JSON names are snake_case; " +
       "times are RFC 3339 UTC with milliseconds; nullable fields are present as null.",
   },
@@ -342,8 +406,47 @@ export const openApiDocument: OpenAPIObject = {
     },
   ],
   security: [{ bearerAuth: [] }],
-  tags: [{ name: "sessions", description: "Practice sessions on a quiz." }],
+  tags: [
+    { name: "sessions", description: "Practice sessions on a quiz." },
+    { name: "quizzes", description: "Quiz content." },
+  ],
   paths: {
+    "/quizzes/{quiz_id}": {
+      parameters: [ref("parameters", "QuizId")],
+      get: {
+        operationId: "getQuiz",
+        tags: ["quizzes"],
+        summary: "A quiz's title and questions, by position, without correct answers",
+        description:
+          "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
+          "the same 404 as the list.",
+        responses: {
+          "200": {
+            description: "The quiz.",
+            content: {
+              "application/json": {
+                schema: ref("schemas", "Quiz"),
+                examples: {
+                  capitals: {
+                    summary: "A quiz of two questions",
+                    value: {
+                      id: "1",
+                      study_guide_id: "1",
+                      title: "Capitals",
+                      questions: [
+                        { id: "11", position: 1, prompt: "Capital of France?" },
+                        { id: "12", position: 2, prompt: "Capital of Japan?" },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          },
+          ...commonErrors,
+        },
+      },
+    },
     "/quizzes/{quiz_id}/sessions": {
       parameters: [ref("parameters", "QuizId")],
       get: {
@@ -413,11 +516,17 @@ export const openApiDocument: OpenAPIObject = {
             headers: { Location: ref("headers", "SessionLocation") },
             content: {
               "application/json": {
-                schema: ref("schemas", "Session"),
+                schema: ref("schemas", "SessionDetail"),
                 examples: {
                   created: {
                     summary: "Created",
-                    value: { ...inProgress, correct_answers: 0, answers: [] },
+                    value: {
+                      ...inProgress,
+                      correct_answers: 0,
+                      answered_questions: 0,
+                      answers: [],
+                      questions: snapshot,
+                    },
                   },
                 },
               },
@@ -427,7 +536,7 @@ export const openApiDocument: OpenAPIObject = {
             description: "The caller's in-progress session, resumed, with its answers so far.",
             content: {
               "application/json": {
-                schema: ref("schemas", "Session"),
+                schema: ref("schemas", "SessionDetail"),
                 examples: {
                   resumed: {
                     summary: "Resumed after two answers, one of a since-deleted question",
@@ -447,6 +556,10 @@ export const openApiDocument: OpenAPIObject = {
                           answered_at: "2026-11-22T02:14:02.250Z",
                         },
                       ],
+                      questions: [
+                        { position: 1, question_id: null, correct_answer: null },
+                        ...snapshot.slice(1),
+                      ],
                     },
                   },
                 },
@@ -465,7 +578,9 @@ export const openApiDocument: OpenAPIObject = {
         tags: ["sessions"],
         summary: "One of the caller's sessions, with its answers and snapshot",
         description:
-          "Anchored on the session id alone: works after the quiz or its study guide is deleted.",
+          "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
+          "Once the session is completed, each snapshot question carries its current " +
+          "`correct_answer` (null for a deleted question), for review; null while in progress.",
         responses: {
           "200": {
             description: "The session.",
@@ -485,9 +600,38 @@ export const openApiDocument: OpenAPIObject = {
                           answered_at: "2026-11-22T02:13:31.004Z",
                         },
                       ],
+                      answered_questions: 1,
                       questions: [
-                        { position: 1, question_id: "11" },
-                        { position: 2, question_id: null },
+                        { position: 1, question_id: "11", correct_answer: null },
+                        { position: 2, question_id: null, correct_answer: null },
+                      ],
+                    },
+                  },
+                  review: {
+                    summary: "Completed: the review carries each question's correct answer",
+                    value: {
+                      ...completed,
+                      total_questions: 2,
+                      correct_answers: 1,
+                      score_percentage: 50,
+                      answered_questions: 2,
+                      answers: [
+                        {
+                          question_id: "11",
+                          user_answer: "Paris",
+                          is_correct: true,
+                          answered_at: "2026-11-20T09:01:12.004Z",
+                        },
+                        {
+                          question_id: "12",
+                          user_answer: "Kyoto",
+                          is_correct: false,
+                          answered_at: "2026-11-20T09:03:40.250Z",
+                        },
+                      ],
+                      questions: [
+                        { position: 1, question_id: "11", correct_answer: "Paris" },
+                        { position: 2, question_id: "12", correct_answer: "Tokyo" },
                       ],
                     },
                   },
@@ -542,7 +686,7 @@ export const openApiDocument: OpenAPIObject = {
             },
           },
           "400": problemResponse(
-            "A bad answer, a question outside the session, or a completed session.",
+            "A bad answer, a question outside the session, or a completed or expired session.",
             {
               answer: problemExample(
                 400,
@@ -559,6 +703,7 @@ export const openApiDocument: OpenAPIObject = {
                 "a question outside the snapshot",
               ),
               completed: completedExample,
+              expired: expiredExample,
             },
           ),
           "409": problemResponse("The question is answered already in this session.", {
@@ -581,7 +726,8 @@ export const openApiDocument: OpenAPIObject = {
         tags: ["sessions"],
         summary: "Complete an in-progress session",
         description:
-          "Sets completed_at and so the score. Completing twice is 400 `failed_precondition`.",
+          "Sets completed_at and so the score. Completing twice, or an expired session (in " +
+          "progress, started over 7 days ago), is 400 `failed_precondition`.",
         requestBody: {
           required: false,
           description: "No body, or an empty JSON object.",
@@ -599,8 +745,9 @@ export const openApiDocument: OpenAPIObject = {
               },
             },
           },
-          "400": problemResponse("The session is completed already.", {
+          "400": problemResponse("The session is completed already, or expired.", {
             completed: completedExample,
+            expired: expiredExample,
           }),
           ...sessionErrors,
         },

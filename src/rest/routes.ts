@@ -1,12 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { PracticeSessions } from "../app/practice-sessions.js";
+import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
-import { answerToJson, sessionDetailToJson, sessionToJson, summaryToJson } from "./to-json.js";
+import {
+  answerToJson,
+  quizToJson,
+  sessionDetailToJson,
+  sessionToJson,
+  summaryToJson,
+} from "./to-json.js";
 
 export interface RestOptions {
   sessions: PracticeSessions;
+  quizzes: Quizzes;
   authenticator: Authenticator;
   /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
   requestTimeoutMs: number;
@@ -27,7 +35,7 @@ type QuizRequest = FastifyRequest<{
  */
 export async function restRoutes(
   app: FastifyInstance,
-  { sessions, authenticator, requestTimeoutMs }: RestOptions,
+  { sessions, quizzes, authenticator, requestTimeoutMs }: RestOptions,
 ) {
   // request.userId is decorated on the root (ops/request-log.ts), which logs it.
   const route = { handlerTimeout: requestTimeoutMs };
@@ -46,6 +54,10 @@ export async function restRoutes(
     request.userId = await authenticator.authenticate(request.headers.authorization);
   });
 
+  app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>
+    quizToJson(await quizzes.getQuiz(request.params.quiz_id)),
+  );
+
   app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
     const query = request.query;
     const page = await sessions.listSessions(request.userId, {
@@ -63,14 +75,14 @@ export async function restRoutes(
 
   app.post("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest, reply) => {
     jsonObjectBody(request.body);
-    const { session, created } = await sessions.startSession(
+    const { session, created, questions } = await sessions.startSession(
       request.userId,
       request.params.quiz_id,
     );
     if (created) {
       reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`);
     }
-    return sessionToJson(session, session.answers);
+    return sessionDetailToJson(session, session.answers, questions);
   });
 
   app.get("/sessions/:id", route, async (request: SessionRequest) => {

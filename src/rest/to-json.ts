@@ -1,5 +1,11 @@
+import type { Quiz } from "../domain/quiz.js";
 import { scorePercentage } from "../domain/scoring.js";
-import type { Answer, SessionSummary, SnapshotQuestion } from "../domain/session.js";
+import {
+  type Answer,
+  expiresAt,
+  type SessionSummary,
+  type SnapshotQuestion,
+} from "../domain/session.js";
 
 /**
  * The REST JSON shapes: snake_case names of the spec, RFC 3339 UTC times with
@@ -15,6 +21,8 @@ export function summaryToJson(s: SessionSummary) {
     total_questions: s.totalQuestions,
     correct_answers: s.correctAnswers,
     score_percentage: scorePercentage(s.correctAnswers, s.totalQuestions, s.completedAt),
+    answered_questions: s.answeredQuestions,
+    expires_at: expiresAt(s)?.toISOString() ?? null,
   };
 }
 
@@ -32,18 +40,31 @@ export function answerToJson(a: Answer) {
   };
 }
 
-/** GET /sessions/{id}: the session, its answers and its snapshot. */
+/** One snapshot entry; `correct_answer` is set only in a completed session's review. */
+export function snapshotQuestionToJson(q: SnapshotQuestion) {
+  return { position: q.position, question_id: q.questionId, correct_answer: q.correctAnswer };
+}
+
+/** Start (201/200) and GET /sessions/{id}: the session, its answers and its snapshot. */
 export function sessionDetailToJson(
   s: SessionSummary,
   answers: Answer[],
   questions: SnapshotQuestion[],
 ) {
+  return { ...sessionToJson(s, answers), questions: questions.map(snapshotQuestionToJson) };
+}
+
+/** GET /quizzes/{quiz_id}: the quiz's content, never a correct answer. */
+export function quizToJson(q: Quiz) {
   return {
-    ...sessionToJson(s, answers),
-    questions: questions.map((q) => ({ position: q.position, question_id: q.questionId })),
+    id: q.id,
+    study_guide_id: q.studyGuideId,
+    title: q.title,
+    questions: q.questions.map((x) => ({ id: x.id, position: x.position, prompt: x.prompt })),
   };
 }
 
+export type QuizJson = ReturnType<typeof quizToJson>;
 export type SummaryJson = ReturnType<typeof summaryToJson>;
 export type SessionJson = ReturnType<typeof sessionToJson>;
 export type SessionDetailJson = ReturnType<typeof sessionDetailToJson>;

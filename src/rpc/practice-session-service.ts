@@ -7,7 +7,7 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
-import { answerToProto, sessionToProto } from "./to-proto.js";
+import { answerToProto, sessionToProto, snapshotQuestionToProto } from "./to-proto.js";
 
 /**
  * PracticeSessionService over Connect, gRPC and gRPC-Web: parse the request,
@@ -33,18 +33,19 @@ export function practiceSessionService(
     },
 
     async startSession(req, ctx) {
-      const { session, created } = await sessions.startSession(userId(ctx), req.quizId);
-      return { session: sessionToProto(session, session.answers), created };
+      const { session, created, questions } = await sessions.startSession(userId(ctx), req.quizId);
+      return {
+        session: sessionToProto(session, session.answers),
+        created,
+        questions: questions.map(snapshotQuestionToProto),
+      };
     },
 
     async getSession(req, ctx) {
       const { session, questions } = await sessions.getSession(userId(ctx), req.sessionId);
       return {
         session: sessionToProto(session, session.answers),
-        questions: questions.map((q) => ({
-          position: q.position,
-          questionId: q.questionId ?? undefined,
-        })),
+        questions: questions.map(snapshotQuestionToProto),
       };
     },
 

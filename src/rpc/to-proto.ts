@@ -5,12 +5,20 @@ import {
   AnswerSchema,
   type PracticeSession,
   PracticeSessionSchema,
+  type SnapshotQuestion as SnapshotQuestionMessage,
+  SnapshotQuestionSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { scorePercentage } from "../domain/scoring.js";
-import type { Answer, SessionSummary } from "../domain/session.js";
+import {
+  type Answer,
+  expiresAt,
+  type SessionSummary,
+  type SnapshotQuestion,
+} from "../domain/session.js";
 
 /** A session as a protobuf message; `answers` empty for summaries. */
 export function sessionToProto(session: SessionSummary, answers: Answer[] = []): PracticeSession {
+  const expiry = expiresAt(session);
   return create(PracticeSessionSchema, {
     id: session.id,
     quizId: session.quizId,
@@ -22,6 +30,17 @@ export function sessionToProto(session: SessionSummary, answers: Answer[] = []):
       scorePercentage(session.correctAnswers, session.totalQuestions, session.completedAt) ??
       undefined,
     answers: answers.map(answerToProto),
+    answeredQuestions: session.answeredQuestions,
+    expiresAt: expiry ? timestampFromDate(expiry) : undefined,
+  });
+}
+
+/** A snapshot entry; `correctAnswer` is set only in a completed session's review. */
+export function snapshotQuestionToProto(q: SnapshotQuestion): SnapshotQuestionMessage {
+  return create(SnapshotQuestionSchema, {
+    position: q.position,
+    questionId: q.questionId ?? undefined,
+    correctAnswer: q.correctAnswer ?? undefined,
   });
 }
 

@@ -40,6 +40,7 @@ async function publishCompleted(pairs: [string, number][]): Promise<void> {
         completedAt: null,
         totalQuestions: 4,
         correctAnswers: correct,
+        answeredQuestions: 4,
       };
       const event = sessionCompleted({ newId: uuidv7, userId }, summary, new Date());
       await js.publish(subjectOf(target.subjectPrefix, event.type), event.json, {

@@ -129,6 +129,7 @@ describe("the outbox", () => {
       answered_at: expect.any(String),
       correct_answers: 1,
       total_questions: 4,
+      answered_questions: 1,
     });
     expect(a2).toMatchObject({ question_id: quiz.questionIds[1], is_correct: false });
     expect(a2?.correct_answers).toBe(1);

@@ -142,8 +142,10 @@ describe("listing sessions", () => {
     const { body } = await restPage(OWNER, "?limit=100");
     for (const item of body.sessions) {
       expect(Object.keys(item).sort()).toEqual([
+        "answered_questions",
         "completed_at",
         "correct_answers",
+        "expires_at",
         "id",
         "quiz_id",
         "score_percentage",
@@ -153,6 +155,12 @@ describe("listing sessions", () => {
       const row = history.find((h) => h.id === item.id);
       expect(row).toBeDefined();
       expect(item.started_at).toBe(row?.startedAt.toISOString());
+      expect(item.answered_questions).toBe(0);
+      expect(item.expires_at).toBe(
+        row?.completedAt
+          ? null
+          : new Date((row?.startedAt.getTime() ?? 0) + 7 * 86_400_000).toISOString(),
+      );
       if (row?.completedAt) {
         expect(item.completed_at).toBe(row.completedAt.toISOString());
         expect(item.score_percentage).toBe(Math.round(((row.correctAnswers ?? 0) / 3) * 100));

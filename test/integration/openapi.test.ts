@@ -246,6 +246,7 @@ describe("real responses match the documented ones", () => {
     return body as T;
   }
 
+  const QUIZ = "/quizzes/{quiz_id}";
   const LIST = "/quizzes/{quiz_id}/sessions";
   const SESSION = "/sessions/{id}";
   const ANSWERS = "/sessions/{id}/answers";
@@ -297,6 +298,15 @@ describe("real responses match the documented ones", () => {
     );
     await check(await svc.rest(user, "GET", "/quizzes/999999/sessions"), LIST, "get");
     await check(await svc.rest(user, "GET", "/api/quizzes/abc/sessions"), LIST, "get");
+  });
+
+  it("get quiz: 200, 401, 404", async () => {
+    const quiz = await insertQuiz(svc.db, { questions: 2 });
+    const user = "openapi-reader";
+    await check(await svc.rest(user, "GET", `/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(user, "GET", `/api/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(null, "GET", `/quizzes/${quiz.quizId}`), QUIZ, "get");
+    await check(await svc.rest(user, "GET", "/quizzes/999999"), QUIZ, "get");
   });
 
   it("start: 201 with Location, 200 with answers, 400, 401, 404", async () => {
@@ -436,6 +446,11 @@ describe("real responses match the documented ones", () => {
           await check(res, LIST, method);
         }
         await check(await svc.rest("openapi-outage", "GET", `/sessions/${id}`), SESSION, "get");
+        await check(
+          await svc.rest("openapi-outage", "GET", `/quizzes/${quiz.quizId}`),
+          QUIZ,
+          "get",
+        );
         await check(
           await svc.rest("openapi-outage", "POST", `/sessions/${id}/answers`, {
             headers: { "content-type": "application/json" },

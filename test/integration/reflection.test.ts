@@ -79,7 +79,22 @@ describe("gRPC server reflection", () => {
       "grpc.reflection.v1.ServerReflection",
       "grpc.reflection.v1alpha.ServerReflection",
       "practice.v1.PracticeSessionService",
+      "practice.v1.QuizService",
     ]);
+  });
+
+  it("lets buf curl call QuizService/GetQuiz with no --schema", async () => {
+    const out = await bufCurl(
+      "-H",
+      `authorization: Bearer ${await svc.token(USER)}`,
+      "-d",
+      JSON.stringify({ quiz_id: quiz.quizId }),
+      `${svc.baseUrl}/practice.v1.QuizService/GetQuiz`,
+    );
+    const { quiz: content } = JSON.parse(out);
+    expect(content).toMatchObject({ id: quiz.quizId, studyGuideId: quiz.studyGuideId });
+    expect(content.questions.map((q: { id: string }) => q.id)).toEqual(quiz.questionIds);
+    expect(out).not.toMatch(/correct/i);
   });
 
   it("lets buf curl call ListSessions with no --schema, over v1 and over v1alpha", async () => {

@@ -165,9 +165,9 @@ describe("GetSession", () => {
     expect(status).toBe(200);
     expect(body.answers.map((a) => a.question_id)).toEqual([null, q1]);
     expect(body.questions).toEqual([
-      { position: 1, question_id: q1 },
-      { position: 2, question_id: q2 },
-      { position: 3, question_id: null },
+      { position: 1, question_id: q1, correct_answer: null },
+      { position: 2, question_id: q2, correct_answer: null },
+      { position: 3, question_id: null, correct_answer: null },
     ]);
     expect(body.total_questions).toBe(3);
   });

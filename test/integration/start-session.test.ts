@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDuplicateKey } from "../../src/db/errors.js";
 import { ONE_ACTIVE_SESSION_KEY } from "../../src/db/practice-sessions-repository.js";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
-import type { SessionJson } from "../../src/rest/to-json.js";
+import type { SessionDetailJson as SessionJson } from "../../src/rest/to-json.js";
 import {
   countRows,
   insertAnswer,
@@ -61,7 +61,14 @@ describe("starting a session", () => {
       total_questions: 3,
       correct_answers: 0,
       score_percentage: null,
+      answered_questions: 0,
+      expires_at: new Date(svc.clock.now().getTime() + 7 * 86_400_000).toISOString(),
       answers: [],
+      questions: quiz.questionIds.map((id, i) => ({
+        position: i + 1,
+        question_id: id,
+        correct_answer: null,
+      })),
     });
     expect(await snapshotOf(body.id)).toEqual(
       quiz.questionIds.map((id, i) => ({ position: i + 1, question_id: id })),

@@ -3,6 +3,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { type Logger, pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import type { JwtConfig } from "../../src/config.js";
@@ -35,6 +36,9 @@ export interface TestService {
   connect: ReturnType<typeof createClient<typeof PracticeSessionService>>;
   grpcWeb: ReturnType<typeof createClient<typeof PracticeSessionService>>;
   grpc: ReturnType<typeof createGrpcClient<typeof PracticeSessionService>>;
+  /** QuizService over Connect (HTTP/2) and over gRPC (grpc-js). */
+  quizConnect: ReturnType<typeof createClient<typeof QuizService>>;
+  quizGrpc: ReturnType<typeof createGrpcClient<typeof QuizService>>;
   /** Headers for Connect clients: `{ headers: auth(user) }`. */
   auth(user: string): Promise<Record<string, string>>;
   close(): Promise<void>;
@@ -101,6 +105,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       : signToken(TEST_SECRET, sub, { now: clock.now() });
   const auth = async (user: string) => ({ authorization: `Bearer ${await token(user)}` });
   const grpc = createGrpcClient(PracticeSessionService, `127.0.0.1:${portNumber}`);
+  const quizGrpc = createGrpcClient(QuizService, `127.0.0.1:${portNumber}`);
   return {
     database,
     db: database.db,
@@ -124,8 +129,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
     ),
     grpc,
+    quizConnect: createClient(QuizService, createConnectTransport({ baseUrl, httpVersion: "2" })),
+    quizGrpc,
     async close() {
       grpc.close();
+      quizGrpc.close();
       await port.close(1000);
       await proxy?.cut();
       await closeDb();

@@ -1,0 +1,45 @@
+import type { Db } from "../db/database.js";
+import { findLiveQuiz } from "../db/quizzes-repository.js";
+import { errors } from "../domain/errors.js";
+import type { Quiz, QuizQuestion } from "../domain/quiz.js";
+import { isDatabaseId } from "../domain/session.js";
+import { toServiceError } from "./practice-sessions.js";
+
+/** The quiz content use case (GetQuiz), shared by every transport. */
+export class Quizzes {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * A live quiz on a live study guide with its questions by position, read
+   * in one round trip. A missing or soft-deleted quiz, one under a
+   * soft-deleted study guide, and an id that names no quiz are all the same
+   * `not_found` as ListSessions gives.
+   */
+  async getQuiz(quizId: string): Promise<Quiz> {
+    if (!isDatabaseId(quizId)) throw errors.quizNotFound();
+    let rows: Awaited<ReturnType<typeof findLiveQuiz>>;
+    try {
+      rows = await findLiveQuiz(this.db, quizId);
+    } catch (err) {
+      throw toServiceError(err);
+    }
+    const first = rows[0];
+    if (first === undefined) throw errors.quizNotFound();
+    const questions = rows
+      .flatMap((r) =>
+        r.question_id === null || r.position === null || r.prompt === null
+          ? []
+          : [{ id: r.question_id, position: r.position, prompt: r.prompt }],
+      )
+      .sort(inQuizOrder)
+      // Numbered 1..n in (position, id) order, as a snapshot taken now would be.
+      .map((q, i): QuizQuestion => ({ ...q, position: i + 1 }));
+    return { id: first.id, studyGuideId: first.study_guide_id, title: first.title, questions };
+  }
+}
+
+/** By position, then by id (decimal text: shorter is smaller). */
+function inQuizOrder(a: QuizQuestion, b: QuizQuestion): number {
+  if (a.position !== b.position) return a.position - b.position;
+  return a.id.length - b.id.length || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
