@@ -16,6 +16,7 @@ export class OutboxMetrics {
   readonly published: Counter<"type">;
   readonly publishErrors: Counter;
   readonly duplicates: Counter;
+  readonly connected: Gauge;
   readonly lag: Histogram;
 
   constructor(registry: Registry, db: Db) {
@@ -62,6 +63,11 @@ export class OutboxMetrics {
     this.duplicates = new Counter({
       name: "practice_outbox_duplicates_total",
       help: "Publishes JetStream dropped as duplicates of a message id it had (an event sent again after a lost ack or a relay's death).",
+      registers,
+    });
+    this.connected = new Gauge({
+      name: "practice_outbox_relay_connected",
+      help: "1 while this process's relay is connected to NATS, else 0 (events then wait in the outbox).",
       registers,
     });
     this.lag = new Histogram({

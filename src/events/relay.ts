@@ -75,6 +75,7 @@ export class OutboxRelay {
       ...options,
     };
     this.#sqlite = options.db.getExecutor().adapter instanceof SqliteAdapter;
+    this.#o.metrics?.connected.set(0);
   }
 
   /** Starts relaying in the background until `stop()`. */
@@ -190,7 +191,7 @@ export class OutboxRelay {
       this.#nc = nc;
       this.#js = jetStreamOf(nc, this.#o.publishTimeoutMs);
       this.#streamReady = false;
-      this.#connected = true;
+      this.#setConnected(true);
       void this.#watch(nc);
       this.#o.logger.info({ stream: this.#o.target.stream }, "outbox relay: connected to NATS");
     }
@@ -205,12 +206,18 @@ export class OutboxRelay {
   /** Follows the connection's state until it closes. */
   async #watch(nc: NatsConnection): Promise<void> {
     for await (const status of nc.status()) {
-      if (status.type === "disconnect") this.#connected = false;
+      if (status.type === "disconnect") this.#setConnected(false);
       if (status.type === "reconnect") {
-        this.#connected = true;
+        this.#setConnected(true);
         this.#wake?.();
       }
     }
+    this.#setConnected(false);
+  }
+
+  #setConnected(connected: boolean): void {
+    this.#connected = connected;
+    this.#o.metrics?.connected.set(connected ? 1 : 0);
   }
 
   #sleep(ms: number): Promise<void> {
