@@ -1,13 +1,16 @@
 /**
- * Inserts a demo study guide with two quizzes of a few questions into the
- * configured database (migrating it first) and prints the quiz ids.
+ * Puts the demo study guide and its two quizzes into the store `npm start`
+ * uses (DATABASE_URL, else the same SQLite file), migrating it first, and
+ * says which store that is. Running it again adds nothing: it prints the
+ * ids of the demo quizzes already there.
  */
 import { loadConfig } from "../src/config.js";
-import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
-import { insertDemoContent } from "../src/db/demo-content.js";
+import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/connect.js";
+import { ensureDemoContent } from "../src/db/demo-content.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 
 const config = loadConfig();
+const store = describeStore(config.databaseUrl);
 await createDatabaseIfMissing(config.databaseUrl);
 const { db, close } = openDatabase({
   url: config.databaseUrl,
@@ -16,9 +19,13 @@ const { db, close } = openDatabase({
 });
 try {
   await migrateToLatest(db);
-  const { studyGuideId, quizIds } = await insertDemoContent(db);
-  console.log(`study guide ${studyGuideId}: quizzes ${quizIds.join(", ")}`);
-  for (const id of quizIds) console.log(`  quiz ${id}: /quizzes/${id}/sessions`);
+  const { studyGuideId, quizIds, created } = await ensureDemoContent(db);
+  console.log(
+    created
+      ? `Store: ${store}: added the demo study guide ${studyGuideId}`
+      : `Store: ${store}: the demo study guide ${studyGuideId} is there already (nothing added)`,
+  );
+  for (const id of quizIds) console.log(`  quiz ${id}: /quizzes/${id}`);
 } finally {
   await close();
 }

@@ -6,6 +6,8 @@
  * listens instead of on its first request.
  */
 
+import { REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS } from "./limits.js";
+
 export interface JwtConfig {
   /** HS256 shared secret. */
   secret?: string;
@@ -127,8 +129,8 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     logLevel: optional(env, "LOG_LEVEL") ?? "info",
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
-    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000),
-    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", 10_000, 1, 600_000),
+    shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", SHUTDOWN_TIMEOUT_MS, 0, 600_000),
+    requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
     corsOrigins,
   };
 }

@@ -1,8 +1,9 @@
+import closeWithGrace from "close-with-grace";
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
 import { type Config, ConfigError, loadConfig } from "./config.js";
-import { createDatabaseIfMissing, openDatabase, storeOf } from "./db/connect.js";
+import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { systemClock } from "./domain/clock.js";
@@ -15,6 +16,8 @@ import { buildServer } from "./server.js";
 
 /** Waits this long for the database at start-up before giving up. */
 const DATABASE_WAIT_MS = 30_000;
+/** Beyond SHUTDOWN_TIMEOUT_MS (after which connections are cut), time to close the pool. */
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 async function main() {
   let config: Config;
@@ -70,7 +73,16 @@ async function main() {
     shutdownTimeoutMs: config.shutdownTimeoutMs,
   });
   const port = servePort(app, config.tls !== undefined);
-  await port.listen(config.port, config.host);
+  try {
+    await port.listen(config.port, config.host);
+  } catch (err) {
+    const line = listenFailure(err, config.host, config.port);
+    if (line === undefined) throw err;
+    // One line a person can act on, not a stack trace.
+    console.error(line);
+    await database.close();
+    process.exit(1);
+  }
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
@@ -118,34 +130,37 @@ async function main() {
     );
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    // NOT_SERVING first: health watchers hear it and their streams end, so
-    // the drain below waits only for real requests.
-    health.startDraining();
-    try {
+  // close-with-grace: the first SIGTERM/SIGINT (or another termination
+  // signal, or an uncaught error) starts one drain; a second signal, or a
+  // drain that outlives its budget, exits at once with 1.
+  closeWithGrace(
+    { delay: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS, logger },
+    async ({ signal, err }) => {
+      if (err) logger.error({ err }, "uncaught error: shutting down");
+      else logger.info({ signal }, "shutting down");
+      // NOT_SERVING first: health watchers hear it and their streams end, so
+      // the drain below waits only for real requests.
+      health.startDraining();
       await port.close(config.shutdownTimeoutMs);
       await relay?.stop();
       await database.close();
       logger.info("stopped");
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, "shutdown failed");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+    },
+  );
 }
 
-/** The store a URL names, for people: never the password. */
-function describeStore(databaseUrl: string): string {
-  if (storeOf(databaseUrl) === "sqlite") return `SQLite ${databaseUrl.slice("sqlite:".length)}`;
-  const url = new URL(databaseUrl);
-  return `MySQL ${url.host}${url.pathname}`;
+/** Why the port cannot be listened on, in one line, for the usual causes; else undefined. */
+function listenFailure(err: unknown, host: string, port: number): string | undefined {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case "EADDRINUSE":
+      return `cannot listen on ${host}:${port}: the port is already in use (stop the other process, or set PORT to a free port)`;
+    case "EACCES":
+      return `cannot listen on ${host}:${port}: permission denied (use a port above 1023, or set PORT)`;
+    case "EADDRNOTAVAIL":
+      return `cannot listen on ${host}:${port}: ${host} is not an address of this machine (set HOST)`;
+    default:
+      return undefined;
+  }
 }
 
 /** Creates the database if missing, retrying while the server is not up yet. */

@@ -2,12 +2,10 @@ import { createServer as createHttp1Server, type Server as Http1Server } from "n
 import type { Http2Server, Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { MAX_HEADER_BYTES } from "./server.js";
+import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
-/** A connection that has not sent its first bytes by then is dropped. */
-const FIRST_BYTES_TIMEOUT_MS = 10_000;
 
 export interface OnePortServer {
   /** The listening socket: `address()` tells the port. */

@@ -32,6 +32,13 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
+import {
+  COMPRESS_MIN_BYTES,
+  MAX_BODY_BYTES,
+  MAX_HEADER_BYTES,
+  MAX_PARAM_LENGTH,
+  REQUEST_TIMEOUT_MS,
+} from "./limits.js";
 import { registerCors } from "./ops/cors.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
@@ -46,11 +53,8 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { authInterceptor } from "./rpc/auth-interceptor.js";
-import { deadlineInterceptor } from "./rpc/deadline-interceptor.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
-import { practiceSessionService } from "./rpc/practice-session-service.js";
-import { quizService } from "./rpc/quiz-service.js";
+import { practiceRpc } from "./rpc/practice-routes.js";
 
 export interface ServerDeps {
   db: Db;
@@ -72,25 +76,6 @@ export interface ServerDeps {
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
 }
-
-/** Largest request body, REST or RPC. The service's requests are a few bytes. */
-export const MAX_BODY_BYTES = 64 * 1024;
-
-/**
- * Largest request header block, HTTP/1.1 (431 beyond) or HTTP/2 (the
- * advertised SETTINGS_MAX_HEADER_LIST_SIZE). A bearer token is about 300 bytes.
- */
-export const MAX_HEADER_BYTES = 16 * 1024;
-
-/** Default for `requestTimeoutMs`. */
-export const REQUEST_TIMEOUT_MS = 10_000;
-
-/**
- * Responses smaller than this go uncompressed even when the client accepts
- * gzip (grpc-js always does). A page of 100 sessions is about 10 KiB; gzip
- * would spend more CPU than a LAN saves on it.
- */
-export const COMPRESS_MIN_BYTES = 64 * 1024;
 
 /**
  * Builds the service's Fastify app: the Connect routes (gRPC, gRPC-Web,
@@ -118,8 +103,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
     genReqId: requestId,
-    // Quiz ids are at most 20 digits; longer path segments are simply not routes.
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
     // A URL Fastify cannot decode, or a path segment over maxParamLength, is
     // answered before routing; without this Fastify sends its own JSON body
@@ -182,15 +166,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   await app.register(fastifyConnectPlugin, {
     ...rpcOptions,
-    routes: (router) => {
-      router.service(PracticeSessionService, practiceSessionService(sessions));
-      router.service(QuizService, quizService(quizzes));
-    },
-    interceptors: [
-      outcomeInterceptor(),
-      deadlineInterceptor(requestTimeoutMs),
-      authInterceptor(deps.authenticator),
-    ],
+    ...practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
   });
   // Health and reflection: for probes and tools, which carry no token; and
   // no server deadline, since Watch and reflection streams last on purpose.

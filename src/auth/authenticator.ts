@@ -59,7 +59,11 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
       const nowSeconds = clock.now().getTime() / 1000;
       const cached = verified.get(token);
       if (cached !== undefined && cached.exp > nowSeconds) return cached.sub;
-      if (cached !== undefined) verified.delete(token);
+      if (cached !== undefined) {
+        // It was verified, so it is authentic: say that it expired.
+        verified.delete(token);
+        throw errors.tokenExpired();
+      }
       try {
         const claims = await verify(token);
         if (verified.size >= CACHE_SIZE) {
@@ -69,7 +73,10 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
         }
         verified.set(token, claims);
         return claims.sub;
-      } catch {
+      } catch (err) {
+        // jose checks the signature before the claims: only an authentic
+        // token is ever reported as expired.
+        if ((err as { code?: unknown }).code === "ERR_JWT_EXPIRED") throw errors.tokenExpired();
         throw errors.unauthenticated();
       }
     },

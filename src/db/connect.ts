@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Kysely, MysqlDialect } from "kysely";
 import { createConnection, createPool, type Pool, type PoolConnection } from "mysql2";
 import type { Database } from "./database.js";
@@ -10,6 +10,19 @@ export type Store = "mysql" | "sqlite";
 
 export function storeOf(url: string): Store {
   return url.startsWith("sqlite:") ? "sqlite" : "mysql";
+}
+
+/**
+ * The store a URL names, for people: `SQLite /abs/path/practice.db` or
+ * `MySQL host:port/db`, never the password.
+ */
+export function describeStore(url: string): string {
+  if (storeOf(url) === "sqlite") {
+    const file = sqliteFile(url);
+    return `SQLite ${file === ":memory:" ? file : resolve(file)}`;
+  }
+  const parsed = new URL(url);
+  return `MySQL ${parsed.host}${parsed.pathname}`;
 }
 
 /** The file of a `sqlite:` URL, or ":memory:". */

@@ -9,6 +9,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
  * Messages are fixed strings: never echo input, ids or causes, so that the
  * three "quiz is not there" cases stay byte-identical and nothing leaks.
  */
+/** RFC 6750's challenge for an expired access token. */
+export const TOKEN_EXPIRED_CHALLENGE =
+  'Bearer error="invalid_token", error_description="The access token expired"';
+
 export const errors = {
   /** Quiz missing, soft-deleted, under a soft-deleted study guide, or not a quiz id. */
   quizNotFound: () => new ConnectError("quiz not found", Code.NotFound),
@@ -31,6 +35,17 @@ export const errors = {
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),
+  /**
+   * An authentic token past its `exp`. The REST gateway sends the challenge
+   * in the metadata as its WWW-Authenticate header (RFC 6750 section 3);
+   * gRPC and Connect send it as a response header.
+   */
+  tokenExpired: () =>
+    new ConnectError(
+      "bearer token expired: get a new token",
+      Code.Unauthenticated,
+      new Headers({ "www-authenticate": TOKEN_EXPIRED_CHALLENGE }),
+    ),
   unavailable: (cause?: unknown) =>
     new ConnectError(
       "service temporarily unavailable, try again",

@@ -1,15 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Metrics, Transport } from "./metrics.js";
+import { decorateOutcome, outcomeOf } from "./outcome.js";
 
 declare module "fastify" {
-  interface FastifyRequest {
-    /** The caller's user id once authenticated ("" before, or if never). */
-    userId: string;
-    /** The Connect code of the outcome, once known ("" until then). */
-    resultCode: string;
-  }
   interface FastifyContextConfig {
     /** The `procedure` label and log field: RPC path, or "METHOD /route". */
     procedure?: string;
@@ -37,8 +32,7 @@ export function requestId(req: { headers: IncomingHttpHeaders }): string {
  * paths, to tell them from REST routes.
  */
 export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths: Set<string>) {
-  app.decorateRequest("userId", "");
-  app.decorateRequest("resultCode", "");
+  decorateOutcome(app);
   // Label strings are made once per route, not once per request.
   app.addHook("onRoute", (route) => {
     const rpc = rpcPaths.has(route.url);
@@ -59,12 +53,12 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
         ? rpcTransport(request)
         : "rest";
     const procedure = config.procedure ?? "unmatched";
-    const code = outcome(request, reply, transport);
+    const { code, user } = outcomeOf(request, reply, transport);
     const ms = reply.elapsedTime;
     metrics.observe(transport, procedure, code, ms / 1000);
     request.log[config.quiet ? "debug" : "info"](
       {
-        user: request.userId || undefined,
+        user,
         transport,
         procedure,
         code,
@@ -89,30 +83,3 @@ function rpcTransport(request: FastifyRequest): Transport {
   if (type.startsWith("application/grpc")) return "grpc";
   return "connect";
 }
-
-/**
- * The request's Connect code: what the handler or the error mapping said,
- * else what the HTTP status tells. A gRPC call answered 200 that never
- * reached an interceptor failed in the protocol layer with a status only
- * the trailers know: "unknown".
- */
-function outcome(request: FastifyRequest, reply: FastifyReply, transport: Transport): string {
-  if (request.resultCode !== "") return request.resultCode;
-  const status = reply.statusCode;
-  if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
-  return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
-}
-
-const CODE_OF_STATUS: Record<number, string> = {
-  401: "unauthenticated",
-  403: "permission_denied",
-  404: "not_found",
-  408: "deadline_exceeded",
-  413: "resource_exhausted",
-  415: "unimplemented",
-  429: "resource_exhausted",
-  431: "resource_exhausted",
-  501: "unimplemented",
-  503: "unavailable",
-  504: "deadline_exceeded",
-};

@@ -251,6 +251,13 @@ const responses: Record<string, ResponseObject> = {
         "missing or invalid bearer token",
         "no token",
       ),
+      expired: problemExample(
+        401,
+        "Unauthorized",
+        "unauthenticated",
+        "bearer token expired: get a new token",
+        "an expired token",
+      ),
     },
     { "WWW-Authenticate": ref("headers", "WwwAuthenticate") },
   ),
@@ -269,6 +276,18 @@ const responses: Record<string, ResponseObject> = {
         "not_found",
         "session not found",
         "no such session",
+      ),
+    },
+  ),
+  UnsupportedMediaType: problemResponse(
+    "A body sent with another content type than application/json (or with none).",
+    {
+      text: problemExample(
+        415,
+        "Unsupported Media Type",
+        "invalid_argument",
+        "a request body must be JSON, sent with content-type: application/json",
+        "a text/plain body",
       ),
     },
   ),
@@ -567,6 +586,7 @@ export const openApiDocument: OpenAPIObject = {
             },
           },
           "400": startBadRequest,
+          "415": ref("responses", "UnsupportedMediaType"),
           ...commonErrors,
         },
       },
@@ -715,6 +735,7 @@ export const openApiDocument: OpenAPIObject = {
               "a second answer",
             ),
           }),
+          "415": ref("responses", "UnsupportedMediaType"),
           ...sessionErrors,
         },
       },
@@ -749,6 +770,7 @@ export const openApiDocument: OpenAPIObject = {
             completed: completedExample,
             expired: expiredExample,
           }),
+          "415": ref("responses", "UnsupportedMediaType"),
           ...sessionErrors,
         },
       },
@@ -813,7 +835,16 @@ export const openApiDocument: OpenAPIObject = {
       },
       WwwAuthenticate: {
         required: true,
-        schema: { type: "string", const: "Bearer" },
+        description:
+          "RFC 6750: `Bearer`, or for an authentic token past its `exp` " +
+          '`Bearer error="invalid_token", error_description="The access token expired"`.',
+        schema: {
+          type: "string",
+          enum: [
+            "Bearer",
+            'Bearer error="invalid_token", error_description="The access token expired"',
+          ],
+        },
         example: "Bearer",
       },
     },

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyReply } from "fastify";
+import { recordOutcome } from "../ops/outcome.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -29,6 +30,10 @@ const TITLES: Record<number, string> = {
   504: "Gateway Timeout",
 };
 
+/** The detail of a 415: what to send instead (never the type that was sent). */
+export const UNSUPPORTED_MEDIA_TYPE =
+  "a request body must be JSON, sent with content-type: application/json";
+
 /**
  * The REST gateway's one error mapping. ConnectErrors keep their code and
  * message and get the HTTP status of Connect's code table. Fastify's own
@@ -50,6 +55,10 @@ export function toProblem(err: unknown): Problem {
       "the request took longer than its deadline",
     );
   }
+  // Fastify found no parser for the body's content type (the REST gateway only reads JSON).
+  if ((err as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    return problem(415, codeToString(Code.InvalidArgument), UNSUPPORTED_MEDIA_TYPE);
+  }
   const status = (err as { statusCode?: unknown }).statusCode;
   if (typeof status === "number" && status >= 400 && status < 500 && err instanceof Error) {
     const code = status === 413 ? Code.ResourceExhausted : Code.InvalidArgument;
@@ -65,8 +74,11 @@ function problem(status: number, code: string, detail: string): Problem {
 /** Sends `err` as application/problem+json. */
 export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
   const body = toProblem(err);
-  // For the request log and metrics (ops/request-log.ts).
-  reply.request.resultCode = body.code;
-  if (body.code === "unauthenticated") reply.header("www-authenticate", "Bearer");
+  recordOutcome(reply.request, { code: body.code });
+  if (body.code === "unauthenticated") {
+    // RFC 6750: a bare challenge, or the error the metadata names (an expired token).
+    const challenge = err instanceof ConnectError ? err.metadata.get("www-authenticate") : null;
+    reply.header("www-authenticate", challenge ?? "Bearer");
+  }
   return reply.code(body.status).type("application/problem+json").send(body);
 }

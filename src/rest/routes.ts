@@ -4,6 +4,7 @@ import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { SessionStatus } from "../domain/session.js";
+import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
   quizToJson,
@@ -37,11 +38,13 @@ export async function restRoutes(
   app: FastifyInstance,
   { sessions, quizzes, authenticator, requestTimeoutMs }: RestOptions,
 ) {
-  // request.userId is decorated on the root (ops/request-log.ts), which logs it.
+  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs };
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses.
-  app.removeContentTypeParser("application/json");
+  // which Fastify's default parser refuses. JSON is the only body read here:
+  // any other content type (text/plain included, which Fastify would read as
+  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     if (body === "") return done(null, undefined);
     try {
@@ -51,7 +54,8 @@ export async function restRoutes(
     }
   });
   app.addHook("onRequest", async (request) => {
-    request.userId = await authenticator.authenticate(request.headers.authorization);
+    const userId = await authenticator.authenticate(request.headers.authorization);
+    recordOutcome(request, { userId });
   });
 
   app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>

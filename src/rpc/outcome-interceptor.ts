@@ -1,6 +1,7 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyRequest } from "fastify";
+import { recordOutcome } from "../ops/outcome.js";
 import { userIdKey } from "./auth-interceptor.js";
 
 /** The Fastify request under a Connect call (set by the plugin's `contextValues`). */
@@ -18,8 +19,7 @@ export function outcomeInterceptor(): Interceptor {
     const request = req.contextValues.get(fastifyRequestKey);
     const settle = (code: string) => {
       if (request === undefined) return;
-      request.resultCode = code;
-      request.userId = req.contextValues.get(userIdKey);
+      recordOutcome(request, { code, userId: req.contextValues.get(userIdKey) });
     };
     let res: Awaited<ReturnType<typeof next>>;
     try {

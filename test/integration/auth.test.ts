@@ -2,6 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TOKEN_EXPIRED_CHALLENGE } from "../../src/domain/errors.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
 
@@ -63,8 +64,9 @@ const badTokens: [string, () => Promise<string | null>][] = [
 describe("authentication", () => {
   it.each(badTokens)(
     "refuses %s: REST 401 with WWW-Authenticate, gRPC and Connect unauthenticated",
-    async (_name, make) => {
+    async (name, make) => {
       const authorization = await make();
+      const challenge = name === "an expired token" ? TOKEN_EXPIRED_CHALLENGE : "Bearer";
       const headers: Record<string, string> = authorization === null ? {} : { authorization };
       for (const [method, path] of [
         ["GET", `/quizzes/${quiz.quizId}/sessions`],
@@ -72,7 +74,7 @@ describe("authentication", () => {
       ] as const) {
         const res = await svc.rest(null, method, path, { headers });
         expect(res.status).toBe(401);
-        expect(res.headers.get("www-authenticate")).toBe("Bearer");
+        expect(res.headers.get("www-authenticate")).toBe(challenge);
         expect(await res.json()).toMatchObject({ status: 401, code: "unauthenticated" });
       }
       await expect(svc.grpc.listSessions({ quizId: quiz.quizId }, headers)).rejects.toMatchObject({
@@ -93,6 +95,48 @@ describe("authentication", () => {
     expect(res.status).toBe(401);
   });
 
+  it("says an expired token expired: RFC 6750 challenge on REST, a clear message on gRPC and Connect", async () => {
+    const token = await sign(new SignJWT({ sub: "late" }).setExpirationTime(nowS() - 1));
+    const headers = { authorization: `Bearer ${token}` };
+    for (const path of [`/quizzes/${quiz.quizId}`, `/api/quizzes/${quiz.quizId}/sessions`]) {
+      const res = await svc.rest(null, "GET", path, { headers });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("www-authenticate")).toBe(
+        'Bearer error="invalid_token", error_description="The access token expired"',
+      );
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await res.json()).toMatchObject({
+        status: 401,
+        code: "unauthenticated",
+        detail: expect.stringMatching(/expired/),
+      });
+    }
+    await expect(svc.grpc.listSessions({ quizId: quiz.quizId }, headers)).rejects.toMatchObject({
+      code: 16,
+      details: expect.stringMatching(/token expired/),
+    });
+    await expect(svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, headers)).rejects.toMatchObject({
+      code: 16,
+      details: expect.stringMatching(/token expired/),
+    });
+    const err = await svc.connect
+      .listSessions({ quizId: quiz.quizId }, { headers })
+      .catch((e) => e);
+    expect(ConnectError.from(err)).toMatchObject({
+      code: Code.Unauthenticated,
+      rawMessage: expect.stringMatching(/token expired/),
+    });
+    // A forged token past its exp is not called expired: only an authentic one is.
+    const forged = await sign(
+      new SignJWT({ sub: "late" }).setExpirationTime(nowS() - 1),
+      new TextEncoder().encode("y".repeat(40)),
+    );
+    const res = await svc.rest(null, "GET", `/quizzes/${quiz.quizId}`, {
+      headers: { authorization: `Bearer ${forged}` },
+    });
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+  });
+
   it("stops accepting a cached token once it expires", async () => {
     const token = await sign(new SignJWT({ sub: "expiring" }).setExpirationTime(nowS() + 60));
     const headers = { authorization: `Bearer ${token}` };
@@ -100,9 +144,9 @@ describe("authentication", () => {
       (await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/sessions`, { headers })).status,
     ).toBe(200);
     svc.clock.advance(61_000);
-    expect(
-      (await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/sessions`, { headers })).status,
-    ).toBe(401);
+    const late = await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/sessions`, { headers });
+    expect(late.status).toBe(401);
+    expect(late.headers.get("www-authenticate")).toBe(TOKEN_EXPIRED_CHALLENGE);
     await expect(svc.grpc.listSessions({ quizId: quiz.quizId }, headers)).rejects.toMatchObject({
       code: 16,
     });

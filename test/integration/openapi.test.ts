@@ -356,6 +356,8 @@ describe("real responses match the documented ones", () => {
     await check(array, LIST, "post");
     await check(await svc.rest(null, "POST", path), LIST, "post");
     await check(await svc.rest(user, "POST", "/quizzes/999999/sessions"), LIST, "post");
+    const text = { headers: { "content-type": "text/plain" }, body: "{}" };
+    await check(await svc.rest(user, "POST", path, text), LIST, "post");
   });
 
   it("get, answer, complete: 200/201, 400, 401, 404, 409", async () => {
@@ -418,6 +420,9 @@ describe("real responses match the documented ones", () => {
       "post",
     );
 
+    const text = { headers: { "content-type": "text/plain" }, body: "{}" };
+    await check(await svc.rest(user, "POST", `/sessions/${id}/answers`, text), ANSWERS, "post");
+    await check(await svc.rest(user, "POST", `/sessions/${id}/complete`, text), COMPLETE, "post");
     await check(await svc.rest(user, "GET", `/api/sessions/${id}`), SESSION, "get");
     await check(await svc.rest(null, "GET", `/sessions/${id}`), SESSION, "get");
     await check(await svc.rest(user, "GET", "/sessions/nope"), SESSION, "get");

@@ -204,6 +204,14 @@ const REFUSED = [
   "connect Unauthenticated",
 ];
 
+/** What an authentic token past its exp gets: the same, with RFC 6750's invalid_token challenge. */
+const REFUSED_EXPIRED = REFUSED.map((line) =>
+  line.replace(
+    "unauthenticated Bearer",
+    'unauthenticated Bearer error="invalid_token", error_description="The access token expired"',
+  ),
+);
+
 describe("hostile tokens against an RS256 service with issuer and audience", () => {
   it("accepts a correct token (the control)", async () => {
     const token = await svc.token("alice");
@@ -222,8 +230,10 @@ describe("hostile tokens against an RS256 service with issuer and audience", () 
 
   it.each(hostile)(
     "refuses %s: 401 on REST, unauthenticated on gRPC and Connect",
-    async (_name, make) => {
-      expect(await tryEverywhere(`Bearer ${await make()}`)).toEqual(REFUSED);
+    async (name, make) => {
+      expect(await tryEverywhere(`Bearer ${await make()}`)).toEqual(
+        name === "expired" ? REFUSED_EXPIRED : REFUSED,
+      );
     },
   );
 
@@ -234,7 +244,7 @@ describe("hostile tokens against an RS256 service with issuer and audience", () 
     expect(await tryEverywhere(`Bearer ${h}.${p}.${s?.slice(0, -2)}`)).toEqual(REFUSED);
     expect(await tryEverywhere(`Bearer ${h}.${p}.`)).toEqual(REFUSED);
     svc.clock.advance(31_000);
-    expect(await tryEverywhere(`Bearer ${token}`)).toEqual(REFUSED);
+    expect(await tryEverywhere(`Bearer ${token}`)).toEqual(REFUSED_EXPIRED);
     reportFigures("hostile tokens", {
       tokens: hostile.length + 3,
       callsEach: REFUSED.length,

@@ -1,7 +1,7 @@
 import { connect as connectHttp2, constants as h2 } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_BODY_BYTES } from "../../src/server.js";
+import { MAX_BODY_BYTES } from "../../src/limits.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { openIdleConnections, rawExchange } from "../support/raw-http.js";
 import { listVia, percentile, reportFigures, TRANSPORTS } from "../support/reliability.js";

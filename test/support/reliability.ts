@@ -1,4 +1,5 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { sql } from "kysely";
 import type { Db } from "../../src/db/database.js";
 import type { TestService } from "./service.js";
@@ -17,13 +18,6 @@ export interface Outcome {
   created?: boolean;
   id?: string;
   ms: number;
-}
-
-/** Connect's code names ("Unavailable") as the wire spells them ("unavailable"). */
-export function codeName(code: Code): string {
-  return (Code[code] ?? String(code)).replace(/[A-Z]/g, (c, i) =>
-    i === 0 ? c.toLowerCase() : `_${c.toLowerCase()}`,
-  );
 }
 
 /** Starts (or resumes) `user`'s session on `quizId` through `transport`, never throwing. */
@@ -59,9 +53,9 @@ export async function startVia(
   } catch (err) {
     if (transport === "grpc") {
       const code = (err as { code?: number }).code;
-      return done({ code: typeof code === "number" ? codeName(code) : String(err) });
+      return done({ code: typeof code === "number" ? codeToString(code) : String(err) });
     }
-    return done({ code: codeName(ConnectError.from(err).code) });
+    return done({ code: codeToString(ConnectError.from(err).code) });
   }
 }
 
@@ -98,9 +92,9 @@ export async function listVia(
   } catch (err) {
     if (transport === "grpc") {
       const code = (err as { code?: number }).code;
-      return done({ code: typeof code === "number" ? codeName(code) : String(err) });
+      return done({ code: typeof code === "number" ? codeToString(code) : String(err) });
     }
-    return done({ code: codeName(ConnectError.from(err).code) });
+    return done({ code: codeToString(ConnectError.from(err).code) });
   }
 }
 

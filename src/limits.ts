@@ -1,0 +1,36 @@
+/**
+ * The service's limits, in one place: what a request may weigh and how long
+ * it and a connection may take. server.ts, one-port.ts and config.ts read
+ * them from here; tests import them rather than repeat the numbers.
+ */
+
+/** Largest request body, REST or RPC. The service's requests are a few bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Largest request header block, HTTP/1.1 (431 beyond) or HTTP/2 (the
+ * advertised SETTINGS_MAX_HEADER_LIST_SIZE). A bearer token is about 300 bytes.
+ */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/** Longest path parameter: quiz ids are at most 20 digits; longer segments are not routes. */
+export const MAX_PARAM_LENGTH = 200;
+
+/**
+ * Default for REQUEST_TIMEOUT_MS: the longest a REST request or unary RPC may
+ * take before `deadline_exceeded`. A shorter client deadline wins.
+ */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
+/** Default for SHUTDOWN_TIMEOUT_MS: how long in-flight requests get on SIGTERM/SIGINT. */
+export const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/** A connection that has not sent its first bytes by then is dropped (one-port.ts). */
+export const FIRST_BYTES_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
+
+/**
+ * Responses smaller than this go uncompressed even when the client accepts
+ * gzip (grpc-js always does): pages are a few KiB, and gzip would spend more
+ * CPU than a LAN saves on them (BENCHMARKS.md).
+ */
+export const COMPRESS_MIN_BYTES = 64 * 1024;

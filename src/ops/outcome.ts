@@ -1,0 +1,68 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Transport } from "./metrics.js";
+
+/**
+ * How a request ended, for its log line and metrics: the one owner of these
+ * fields. The REST error mapping (rest/problem.ts), the REST auth hook
+ * (rest/routes.ts) and the RPC outcome interceptor report through
+ * `recordOutcome`; the request log (request-log.ts) reads `outcomeOf`.
+ */
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The caller's user id once authenticated ("" before, or if never). */
+    userId: string;
+    /** The Connect code of the outcome, once known ("" until then). */
+    resultCode: string;
+  }
+}
+
+/** Gives every request of `app` the outcome fields (call on the root, before any route). */
+export function decorateOutcome(app: FastifyInstance): void {
+  app.decorateRequest("userId", "");
+  app.decorateRequest("resultCode", "");
+}
+
+/** Records what is known of the outcome: the Connect code, the authenticated user, or both. */
+export function recordOutcome(
+  request: FastifyRequest,
+  outcome: { code?: string; userId?: string },
+): void {
+  if (outcome.code !== undefined) request.resultCode = outcome.code;
+  if (outcome.userId !== undefined) request.userId = outcome.userId;
+}
+
+/**
+ * The request's Connect code: what the handler or the error mapping said,
+ * else what the HTTP status tells. A gRPC call answered 200 that never
+ * reached an interceptor failed in the protocol layer with a status only
+ * the trailers know: "unknown".
+ */
+export function outcomeOf(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  transport: Transport,
+): { code: string; user: string | undefined } {
+  const user = request.userId || undefined;
+  if (request.resultCode !== "") return { code: request.resultCode, user };
+  const status = reply.statusCode;
+  if (status < 400) {
+    return { code: transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok", user };
+  }
+  const code = CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
+  return { code, user };
+}
+
+const CODE_OF_STATUS: Record<number, string> = {
+  401: "unauthenticated",
+  403: "permission_denied",
+  404: "not_found",
+  408: "deadline_exceeded",
+  413: "resource_exhausted",
+  415: "unimplemented",
+  429: "resource_exhausted",
+  431: "resource_exhausted",
+  501: "unimplemented",
+  503: "unavailable",
+  504: "deadline_exceeded",
+};

@@ -1,0 +1,42 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
+import type { PracticeSessions } from "../app/practice-sessions.js";
+import type { Quizzes } from "../app/quizzes.js";
+import type { Authenticator } from "../auth/authenticator.js";
+import { authInterceptor } from "./auth-interceptor.js";
+import { deadlineInterceptor } from "./deadline-interceptor.js";
+import { outcomeInterceptor } from "./outcome-interceptor.js";
+import { practiceSessionService } from "./practice-session-service.js";
+import { quizService } from "./quiz-service.js";
+
+export interface PracticeRpcOptions {
+  sessions: PracticeSessions;
+  quizzes: Quizzes;
+  authenticator: Authenticator;
+  /** Longest a unary call may take: then `deadline_exceeded`. */
+  requestTimeoutMs: number;
+}
+
+/**
+ * The practice services as Connect routes with their interceptors: what
+ * server.ts registers on Fastify, and what tests run in process through
+ * `createRouterTransport` (the same routes, no socket).
+ */
+export function practiceRpc(options: PracticeRpcOptions): {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+} {
+  return {
+    routes: (router) => {
+      router.service(PracticeSessionService, practiceSessionService(options.sessions));
+      router.service(QuizService, quizService(options.quizzes));
+    },
+    // outcomeInterceptor first (outermost): it sees the errors of the others.
+    interceptors: [
+      outcomeInterceptor(),
+      deadlineInterceptor(options.requestTimeoutMs),
+      authInterceptor(options.authenticator),
+    ],
+  };
+}

@@ -1,0 +1,189 @@
+import { Code } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
+import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
+
+// SubmitAnswer, CompleteSession and GetSession rules, on the use cases themselves.
+const w = useCaseWorld();
+
+async function started(questions = 3) {
+  const user = newUser();
+  const quiz = await insertQuiz(w.db, { questions });
+  const { session } = await w.sessions.startSession(user, quiz.quizId);
+  return { user, quiz, session, q: quiz.questionIds };
+}
+
+const writes = async () => ({
+  sessions: await countRows(w.db, "practice_sessions"),
+  answers: await countRows(w.db, "practice_session_answers"),
+});
+
+describe("submitAnswer", () => {
+  it("decides is_correct itself: trimmed, case-insensitive, after NFC; counts correct answers", async () => {
+    const { user, session, q, quiz } = await started(4);
+    await w.db
+      .updateTable("questions")
+      .set({ correct_answer: "Café" })
+      .where("id", "=", q[3] ?? "")
+      .execute();
+    const verdicts = [];
+    for (const [i, text] of [" a1 ", "wrong", "A3", "cafe\u0301"].entries()) {
+      w.clock.advance(1000);
+      const res = await w.sessions.submitAnswer(user, {
+        sessionId: session.id,
+        questionId: q[i] ?? "",
+        userAnswer: text,
+      });
+      expect(res.answer).toEqual({
+        questionId: q[i],
+        userAnswer: text,
+        isCorrect: i !== 1,
+        answeredAt: w.clock.now(),
+      });
+      verdicts.push(res.session.correctAnswers);
+    }
+    expect(verdicts).toEqual([1, 1, 2, 3]);
+    const { session: detail } = await w.sessions.getSession(user, session.id);
+    expect(detail).toMatchObject({ quizId: quiz.quizId, correctAnswers: 3, completedAt: null });
+    expect(detail.answers.map((a) => a.userAnswer)).toEqual([" a1 ", "wrong", "A3", "cafe\u0301"]);
+  });
+
+  it("takes one answer per question: a second is already_exists and writes nothing", async () => {
+    const { user, session, q } = await started();
+    const input = { sessionId: session.id, questionId: q[0] ?? "", userAnswer: "A1" };
+    await w.sessions.submitAnswer(user, input);
+    const before = await writes();
+    await rejection(w.sessions.submitAnswer(user, input), Code.AlreadyExists);
+    expect(await writes()).toEqual(before);
+  });
+
+  it("accepts 1 to 1000 characters counted as code points, not only white space", async () => {
+    const { user, session, q } = await started();
+    const ok = await w.sessions.submitAnswer(user, {
+      sessionId: session.id,
+      questionId: q[0] ?? "",
+      userAnswer: "😀".repeat(1000),
+    });
+    expect(ok.answer.userAnswer).toBe("😀".repeat(1000));
+    for (const text of ["", " \t\n", "x".repeat(1001)]) {
+      const input = { sessionId: session.id, questionId: q[1] ?? "", userAnswer: text };
+      await rejection(w.sessions.submitAnswer(user, input), Code.InvalidArgument);
+    }
+  });
+
+  it("refuses questions outside the snapshot (another quiz's, added later, deleted, none, malformed)", async () => {
+    const { user, session, quiz, q } = await started();
+    const other = (await insertQuiz(w.db)).questionIds[0] ?? "";
+    const later = await insertQuestion(w.db, quiz.quizId, 9);
+    await w.db
+      .deleteFrom("questions")
+      .where("id", "=", q[2] ?? "")
+      .execute();
+    const before = await writes();
+    for (const questionId of [other, later, q[2] ?? "", "99999999", "q-1", ""]) {
+      const input = { sessionId: session.id, questionId, userAnswer: "A" };
+      const err = await rejection(w.sessions.submitAnswer(user, input), Code.InvalidArgument);
+      expect(err.rawMessage).toBe("question_id is not a question of this session");
+    }
+    expect(await writes()).toEqual(before);
+  });
+
+  it("is not_found for another user's session or an id that names none, failed_precondition once completed", async () => {
+    const { user, session, q } = await started();
+    const input = { sessionId: session.id, questionId: q[0] ?? "", userAnswer: "A1" };
+    await rejection(w.sessions.submitAnswer(newUser(), input), Code.NotFound);
+    for (const sessionId of ["01900000-0000-7000-8000-000000000000", "nope"]) {
+      await rejection(w.sessions.submitAnswer(user, { ...input, sessionId }), Code.NotFound);
+    }
+    await w.sessions.completeSession(user, session.id);
+    const before = await writes();
+    await rejection(w.sessions.submitAnswer(user, input), Code.FailedPrecondition);
+    expect(await writes()).toEqual(before);
+  });
+});
+
+describe("completeSession", () => {
+  it.each([
+    [8, 1, 13], // 12.5 rounds half up
+    [3, 2, 67],
+    [3, 0, 0],
+    [3, 3, 100],
+  ])(
+    "of %i questions with %i right sets completed_at; the score is %i",
+    async (n, right, score) => {
+      const { user, session, q } = await started(n);
+      for (let i = 0; i < right; i++) {
+        const input = { sessionId: session.id, questionId: q[i] ?? "", userAnswer: `A${i + 1}` };
+        await w.sessions.submitAnswer(user, input);
+      }
+      w.clock.advance(60_000);
+      const done = await w.sessions.completeSession(user, session.id);
+      expect(done).toMatchObject({
+        completedAt: w.clock.now(),
+        correctAnswers: right,
+        totalQuestions: n,
+      });
+      const { scorePercentage } = await import("../../src/domain/scoring.js");
+      expect(scorePercentage(done.correctAnswers, done.totalQuestions, done.completedAt)).toBe(
+        score,
+      );
+    },
+  );
+
+  it("refuses a second completion (failed_precondition) and keeps the first completed_at", async () => {
+    const { user, session } = await started();
+    const first = await w.sessions.completeSession(user, session.id);
+    w.clock.advance(5000);
+    await rejection(w.sessions.completeSession(user, session.id), Code.FailedPrecondition);
+    const { session: detail } = await w.sessions.getSession(user, session.id);
+    expect(detail.completedAt).toEqual(first.completedAt);
+  });
+
+  it("is not_found for another user's session, which stays in progress", async () => {
+    const { user, session } = await started();
+    await rejection(w.sessions.completeSession(newUser(), session.id), Code.NotFound);
+    await rejection(w.sessions.completeSession(user, "not-a-session"), Code.NotFound);
+    const { session: detail } = await w.sessions.getSession(user, session.id);
+    expect(detail.completedAt).toBeNull();
+  });
+});
+
+describe("getSession", () => {
+  it("returns the snapshot, answers oldest first, after the quiz and its guide are soft-deleted", async () => {
+    const { user, session, quiz, q } = await started();
+    for (const i of [2, 0]) {
+      w.clock.advance(1000);
+      const input = { sessionId: session.id, questionId: q[i] ?? "", userAnswer: `A${i + 1}` };
+      await w.sessions.submitAnswer(user, input);
+    }
+    const deletedAt = new Date();
+    await w.db
+      .updateTable("quizzes")
+      .set({ deleted_at: deletedAt })
+      .where("id", "=", quiz.quizId)
+      .execute();
+    await w.db
+      .updateTable("study_guides")
+      .set({ deleted_at: deletedAt })
+      .where("id", "=", quiz.studyGuideId)
+      .execute();
+    const detail = await w.sessions.getSession(user, session.id);
+    expect(detail.session.answers.map((a) => a.questionId)).toEqual([q[2], q[0]]);
+    expect(detail.questions).toEqual(
+      q.map((id, i) => ({ position: i + 1, questionId: id, correctAnswer: null })),
+    );
+  });
+
+  it("is not_found, one message, for another user's session, an unknown id and a malformed id", async () => {
+    const { session } = await started();
+    const messages = new Set<string>();
+    for (const [user, id] of [
+      [newUser(), session.id],
+      ["anyone", "01900000-0000-7000-8000-000000000001"],
+      ["anyone", "x"],
+    ] as const) {
+      messages.add((await rejection(w.sessions.getSession(user, id), Code.NotFound)).rawMessage);
+    }
+    expect([...messages]).toEqual(["session not found"]);
+  });
+});

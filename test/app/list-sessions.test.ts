@@ -1,0 +1,139 @@
+import { Code } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { SessionStatus } from "../../src/domain/session.js";
+import {
+  insertQuiz,
+  insertSessions,
+  type QuizFixture,
+  type SessionRow,
+} from "../support/fixtures.js";
+import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
+
+// The spec's list rules, on the use case itself (no transport).
+const w = useCaseWorld();
+let quiz: QuizFixture;
+let history: SessionRow[];
+const OWNER = "walker";
+
+const idFor = (n: number) => `019a0000-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
+const newestFirst = (a: SessionRow, b: SessionRow) =>
+  b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
+beforeAll(async () => {
+  quiz = await insertQuiz(w.db, { createdBy: "the-author" });
+  const base = Date.parse("2026-06-01T00:00:00.000Z");
+  // 60 sessions: 20 share one started_at, ids shuffled against time (the id tie-break matters).
+  history = Array.from({ length: 60 }, (_, i) => {
+    const startedAt = new Date(i < 20 ? base : base + Math.floor(i / 2) * 1000);
+    return {
+      id: idFor((i * 7919) % 1000),
+      userId: OWNER,
+      quizId: quiz.quizId,
+      startedAt,
+      completedAt: i === 37 ? null : new Date(startedAt.getTime() + 60_000),
+      totalQuestions: 8,
+      correctAnswers: i % 9,
+    };
+  });
+  await insertSessions(w.db, [
+    ...history,
+    { id: idFor(5000), userId: "the-author", quizId: quiz.quizId, startedAt: new Date(base) },
+  ]);
+});
+
+/** Every page of a walk with `limit`, and the ids in the order seen. */
+async function walk(user: string, status: SessionStatus | undefined, limit: number) {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await w.sessions.listSessions(user, {
+      quizId: quiz.quizId,
+      status,
+      limit,
+      cursor,
+    });
+    ids.push(...page.sessions.map((s) => s.id));
+    expect(page.hasMore).toBe(page.nextCursor !== null);
+    if (!page.hasMore) return ids;
+    expect(page.sessions).toHaveLength(limit);
+    cursor = page.nextCursor ?? undefined;
+  }
+  throw new Error("more than 100 pages");
+}
+
+describe("listSessions", () => {
+  it.each([
+    ["both", undefined, () => true],
+    ["active", "active", (s: SessionRow) => !s.completedAt],
+    ["completed", "completed", (s: SessionRow) => !!s.completedAt],
+  ] as const)(
+    "pages through %s newest first (started_at, then id), each session once",
+    async (_n, status, keep) => {
+      const expected = history
+        .filter(keep)
+        .sort(newestFirst)
+        .map((s) => s.id);
+      expect(await walk(OWNER, status, 7)).toEqual(expected);
+    },
+  );
+
+  it("pages 20 by default, up to 100", async () => {
+    const first = await w.sessions.listSessions(OWNER, { quizId: quiz.quizId });
+    expect(first.sessions).toHaveLength(20);
+    const big = await w.sessions.listSessions(OWNER, { quizId: quiz.quizId, limit: 100 });
+    expect(big.sessions).toHaveLength(60);
+    expect(big).toMatchObject({ hasMore: false, nextCursor: null });
+  });
+
+  it("gives summaries whose score is computed for completed sessions only", async () => {
+    const page = await w.sessions.listSessions(OWNER, { quizId: quiz.quizId, limit: 100 });
+    for (const s of page.sessions) {
+      const row = history.find((h) => h.id === s.id);
+      expect(s).toEqual({
+        id: row?.id,
+        quizId: quiz.quizId,
+        startedAt: row?.startedAt,
+        completedAt: row?.completedAt ?? null,
+        totalQuestions: 8,
+        correctAnswers: row?.correctAnswers,
+        answeredQuestions: 0,
+      });
+      expect("answers" in s).toBe(false);
+    }
+  });
+
+  it("shows only the caller's sessions, even to the quiz's author", async () => {
+    const author = await w.sessions.listSessions("the-author", { quizId: quiz.quizId });
+    expect(author.sessions.map((s) => s.id)).toEqual([idFor(5000)]);
+    const stranger = await w.sessions.listSessions(newUser(), { quizId: quiz.quizId });
+    expect(stranger).toEqual({ sessions: [], nextCursor: null, hasMore: false });
+  });
+
+  it("is not_found, one message, for a missing, soft-deleted or guide-deleted quiz and ids that name none", async () => {
+    const deleted = await insertQuiz(w.db, { quizDeleted: true });
+    const guideDeleted = await insertQuiz(w.db, { studyGuideDeleted: true });
+    await insertSessions(w.db, [
+      { id: idFor(7001), userId: OWNER, quizId: deleted.quizId, startedAt: new Date() },
+      { id: idFor(7002), userId: OWNER, quizId: guideDeleted.quizId, startedAt: new Date() },
+    ]);
+    for (const quizId of ["424242", deleted.quizId, guideDeleted.quizId, "abc", "0", "-5"]) {
+      const err = await rejection(w.sessions.listSessions(OWNER, { quizId }), Code.NotFound);
+      expect(err.rawMessage).toBe("quiz not found");
+    }
+  });
+
+  it.each([
+    [{ limit: 0 }],
+    [{ limit: 101 }],
+    [{ limit: -1 }],
+    [{ limit: 1.5 }],
+    [{ limit: Number.NaN }],
+    [{ cursor: "bm90LWEtY3Vyc29y" }],
+    [{ cursor: "%%%" }],
+  ])("is invalid_argument for %j", async (bad) => {
+    await rejection(
+      w.sessions.listSessions(OWNER, { quizId: quiz.quizId, ...bad }),
+      Code.InvalidArgument,
+    );
+  });
+});

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionJson } from "../../src/rest/to-json.js";
+import { countRows, insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+let svc: TestService;
+let quiz: QuizFixture;
+let sessionId: string;
+const USER = "typist";
+
+beforeAll(async () => {
+  svc = await startTestService();
+  quiz = await insertQuiz(svc.db);
+  const res = await svc.rest(USER, "POST", `/quizzes/${quiz.quizId}/sessions`);
+  sessionId = ((await res.json()) as SessionJson).id;
+});
+afterAll(async () => {
+  await svc?.close();
+});
+
+const answerBody = () => JSON.stringify({ question_id: quiz.questionIds[0], user_answer: "A1" });
+
+describe("a REST body that is not declared as JSON", () => {
+  it.each([
+    ["text/plain", "text/plain"],
+    ["a form", "application/x-www-form-urlencoded"],
+    ["no content type", null],
+  ])("%s: 415 problem that names application/json, and nothing written", async (_name, type) => {
+    const before = await countRows(svc.db, "practice_session_answers");
+    for (const prefix of ["", "/api"]) {
+      const headers: Record<string, string> = type === null ? {} : { "content-type": type };
+      // A Blob without a type makes fetch send no content-type at all.
+      const body = type === null ? new Blob([answerBody()]) : answerBody();
+      const res = await svc.rest(USER, "POST", `${prefix}/sessions/${sessionId}/answers`, {
+        headers,
+        body,
+      });
+      expect(res.status).toBe(415);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await res.json()).toEqual({
+        type: "about:blank",
+        title: "Unsupported Media Type",
+        status: 415,
+        code: "invalid_argument",
+        detail: "a request body must be JSON, sent with content-type: application/json",
+      });
+    }
+    expect(await countRows(svc.db, "practice_session_answers")).toBe(before);
+  });
+
+  it("start and complete with a text/plain body are 415 too; no body at all is still fine", async () => {
+    const text = { headers: { "content-type": "text/plain" }, body: "{}" };
+    const other = await insertQuiz(svc.db);
+    const before = await countRows(svc.db, "practice_sessions");
+    expect((await svc.rest(USER, "POST", `/quizzes/${other.quizId}/sessions`, text)).status).toBe(
+      415,
+    );
+    expect(await countRows(svc.db, "practice_sessions")).toBe(before);
+    expect((await svc.rest(USER, "POST", `/sessions/${sessionId}/complete`, text)).status).toBe(
+      415,
+    );
+    expect((await svc.rest(USER, "POST", `/quizzes/${other.quizId}/sessions`)).status).toBe(201);
+  });
+
+  it("JSON with a charset parameter is JSON", async () => {
+    const res = await svc.rest(USER, "POST", `/sessions/${sessionId}/answers`, {
+      headers: { "content-type": "application/json; charset=utf-8" },
+      body: JSON.stringify({ question_id: quiz.questionIds[1], user_answer: "A2" }),
+    });
+    expect(res.status).toBe(201);
+  });
+});

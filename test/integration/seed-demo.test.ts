@@ -1,0 +1,100 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { sql } from "kysely";
+import { afterAll, expect, it } from "vitest";
+import { dropDatabase, openDatabase } from "../../src/db/connect.js";
+import { testServerUrl, testStore } from "../support/database.js";
+
+const repo = resolve(import.meta.dirname, "../..");
+const tsx = pathToFileURL(join(repo, "node_modules/tsx/dist/loader.mjs")).href;
+const temp = mkdtempSync(join(tmpdir(), "seed-demo-"));
+const dropAfter: string[] = [];
+
+afterAll(async () => {
+  for (const url of dropAfter) await dropDatabase(url);
+  rmSync(temp, { recursive: true, force: true });
+});
+
+/** `npm run seed:demo`'s command, run in `cwd` with DATABASE_URL = `url` (unset if undefined). */
+function seed(cwd: string, url: string | undefined) {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.DATABASE_URL;
+  if (url !== undefined) env.DATABASE_URL = url;
+  return new Promise<{ code: number | null; out: string }>((done) => {
+    const child = spawn(process.execPath, ["--import", tsx, join(repo, "scripts/seed-demo.ts")], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    child.on("exit", (code) => done({ code, out }));
+  });
+}
+
+async function contentCounts(url: string) {
+  const { db, close } = openDatabase({ url, poolSize: 1, connectTimeoutMs: 3000 });
+  try {
+    const count = async (table: string) =>
+      Number(
+        (await sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${sql.table(table)}`.execute(db))
+          .rows[0]?.n,
+      );
+    return [await count("study_guides"), await count("quizzes"), await count("questions")];
+  } finally {
+    await close();
+  }
+}
+
+it("says which store it wrote to, and a second run adds nothing", async () => {
+  let url: string;
+  let store: RegExp;
+  if (testStore() === "mysql") {
+    const server = new URL(testServerUrl());
+    server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
+    url = server.toString();
+    dropAfter.push(url);
+    store = new RegExp(`^Store: MySQL ${server.host}${server.pathname}: `);
+  } else {
+    const file = join(temp, "explicit.db");
+    url = `sqlite:${file}`;
+    store = new RegExp(`^Store: SQLite ${file}: `);
+  }
+  const first = await seed(repo, url);
+  expect(first.code, first.out).toBe(0);
+  expect(first.out).toMatch(store);
+  expect(first.out).toMatch(/added the demo study guide/);
+  const after = await contentCounts(url);
+  expect(after).toEqual([1, 2, 7]);
+
+  const second = await seed(repo, url);
+  expect(second.code, second.out).toBe(0);
+  expect(second.out).toMatch(store);
+  expect(second.out).toMatch(/is there already \(nothing added\)/);
+  expect(await contentCounts(url)).toEqual(after);
+  // Both runs print the same quiz ids.
+  const ids = (out: string) => [...out.matchAll(/quiz (\d+):/g)].map((m) => m[1]);
+  expect(ids(second.out)).toEqual(ids(first.out));
+  expect(ids(first.out)).toHaveLength(2);
+});
+
+it.skipIf(testStore() === "mysql")(
+  "with no DATABASE_URL, uses npm start's store: ./data/practice.db",
+  async () => {
+    const cwd = mkdtempSync(join(temp, "default-"));
+    const run = await seed(cwd, undefined);
+    expect(run.code, run.out).toBe(0);
+    const file = join(cwd, "data/practice.db");
+    expect(run.out).toMatch(new RegExp(`^Store: SQLite ${file}: added`));
+    expect(existsSync(file)).toBe(true);
+  },
+);

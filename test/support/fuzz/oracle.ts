@@ -1,0 +1,80 @@
+import type { ConnectList, ConnectStart, GrpcRequest, RestRequest } from "./requests.js";
+
+/**
+ * The oracle: what the contract says each generated request gets, written
+ * from the contract (README's error table), not from the code. A list means
+ * that several answers are fine (the input does not decide between them).
+ */
+
+/** The HTTP status of a REST request. */
+export function expectedRest(r: RestRequest): number | number[] {
+  // "", ".", "..", very long segments and bad percent-encoding may or may not
+  // reach the route: any of these 4xx will do.
+  if (r.quiz.kind === "unroutable" || r.quiz.kind === "verbatim") {
+    return [400, 401, 404, 405, 413, 415];
+  }
+  if (r.method === "HEAD" || r.method === "OPTIONS") return [200, 204, 400, 401, 404, 405];
+  if (r.method !== "GET" && r.method !== "POST") return [404, 405, 401];
+  if (r.auth !== "valid") return 401;
+  if (r.method === "GET") {
+    if (!r.query.valid) return 400;
+    return r.quiz.kind === "live" || r.quiz.kind === "no-questions" ? 200 : 404;
+  }
+  if (r.body.kind === "huge") return 413;
+  if (r.headers["content-encoding"] !== undefined && r.body.text) return [400, 415, 200, 201, 404];
+  switch (r.body.kind) {
+    case "bad":
+      return r.body.contentType === "application/json" ? 400 : [400, 415];
+    case "json":
+      return 400;
+    default:
+      return r.quiz.kind === "live" ? [200, 201] : r.quiz.kind === "no-questions" ? 400 : 404;
+  }
+}
+
+/** The Connect code of a Connect JSON ListSessions call. */
+export function expectedConnectList(r: ConnectList): string | string[] {
+  const hasEncoding =
+    r.headers["content-encoding"] !== undefined && r.headers["content-encoding"] !== "identity";
+  if (hasEncoding)
+    return ["invalid_argument", "unimplemented", "internal", "unauthenticated", "ok", "not_found"];
+  if (
+    r.headers["connect-timeout-ms"] !== undefined ||
+    r.headers["connect-protocol-version"] !== undefined
+  )
+    return ["invalid_argument", "unauthenticated", "ok", "not_found", "deadline_exceeded"];
+  const fields = [r.status.check, r.limit.check, r.cursor.check];
+  if (r.quizAs === "number" || r.quizAs === "array" || fields.includes("parse")) {
+    return "invalid_argument";
+  }
+  if (r.auth !== "valid") return "unauthenticated";
+  if (fields.includes("app")) return "invalid_argument";
+  const quizOk =
+    r.quizAs === "string" && (r.quiz.kind === "live" || r.quiz.kind === "no-questions");
+  return quizOk ? "ok" : "not_found";
+}
+
+/** The Connect code of a Connect StartSession call (JSON, garbage or binary body). */
+export function expectedConnectStart(r: ConnectStart): string | string[] {
+  if (r.auth !== "valid") return ["unauthenticated", "invalid_argument"];
+  if (r.shape !== "json") return ["invalid_argument", "not_found", "ok", "failed_precondition"];
+  if (r.quiz.kind === "live") return "ok";
+  if (r.quiz.kind === "no-questions") return "failed_precondition";
+  return "not_found";
+}
+
+/** The gRPC code (as Connect names it) of a typed grpc-js call. */
+export function expectedGrpc(r: GrpcRequest): string {
+  const quizOk = r.quiz.kind === "live" || r.quiz.kind === "no-questions";
+  if (r.start) {
+    return r.quiz.kind === "live"
+      ? "ok"
+      : r.quiz.kind === "no-questions"
+        ? "failed_precondition"
+        : "not_found";
+  }
+  if (r.status < 0 || r.status > 2 || r.limit < 0 || r.limit > 100 || !r.cursor.valid) {
+    return "invalid_argument";
+  }
+  return quizOk ? "ok" : "not_found";
+}

@@ -1,0 +1,103 @@
+import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
+import type { FastifyInstance } from "fastify";
+import { pino } from "pino";
+import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { PracticeSessions } from "../../src/app/practice-sessions.js";
+import { Quizzes } from "../../src/app/quizzes.js";
+import { createAuthenticator } from "../../src/auth/authenticator.js";
+import { signToken } from "../../src/auth/tokens.js";
+import { FakeClock } from "../../src/domain/clock.js";
+import { REQUEST_TIMEOUT_MS } from "../../src/limits.js";
+import { practiceRpc } from "../../src/rpc/practice-routes.js";
+import { buildServer } from "../../src/server.js";
+import { createTestDatabase, type TestDatabase } from "./database.js";
+import { TEST_SECRET } from "./service.js";
+
+/**
+ * The service without a socket: the use cases, the Connect routes through
+ * `createRouterTransport`, and the Fastify app through `app.inject()`, all on
+ * one fresh database (in-memory SQLite, or MySQL in the mysql project) and
+ * one fake clock. For rules and mappings; transports, TLS, limits and
+ * shutdown need the socket of startTestService().
+ */
+export interface InProcessService {
+  database: TestDatabase;
+  db: TestDatabase["db"];
+  /** Starts at the real time, moves only when told. */
+  clock: FakeClock;
+  /** The use cases, called directly. */
+  sessions: PracticeSessions;
+  /** The built app (never listening). */
+  app: FastifyInstance;
+  /** A valid token for user `sub`. */
+  token(sub: string): Promise<string>;
+  /** Headers for RPC calls: `{ headers: await auth(user) }`. */
+  auth(user: string): Promise<Record<string, string>>;
+  /** REST call through `app.inject()`, with a bearer token for `user` (none for null). */
+  rest(user: string | null, method: string, path: string, init?: RestInit): Promise<Response>;
+  /** PracticeSessionService through the in-memory router: the service's routes and interceptors. */
+  rpc: Client<typeof PracticeSessionService>;
+  close(): Promise<void>;
+}
+
+export interface RestInit {
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** A fresh in-process service. */
+export async function startInProcessService(): Promise<InProcessService> {
+  const database = await createTestDatabase();
+  const clock = new FakeClock(new Date());
+  const authenticator = createAuthenticator({ secret: TEST_SECRET }, clock);
+  const sessions = new PracticeSessions(database.db, clock);
+  const app = await buildServer({
+    db: database.db,
+    clock,
+    authenticator,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+  });
+  const { routes, interceptors } = practiceRpc({
+    sessions,
+    quizzes: new Quizzes(database.db),
+    authenticator,
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+  });
+  const rpc = createClient(
+    PracticeSessionService,
+    createRouterTransport(routes, { router: { interceptors } }),
+  );
+  const token = (sub: string) => signToken(TEST_SECRET, sub, { now: clock.now() });
+  return {
+    database,
+    db: database.db,
+    clock,
+    sessions,
+    app,
+    token,
+    auth: async (user) => ({ authorization: `Bearer ${await token(user)}` }),
+    async rest(user, method, path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      if (user !== null) headers.authorization = `Bearer ${await token(user)}`;
+      const res = await app.inject({
+        method: method as "GET",
+        url: path,
+        headers,
+        payload: init.body,
+      });
+      const out = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        for (const v of Array.isArray(value) ? value : [value]) {
+          if (v !== undefined) out.append(name, String(v));
+        }
+      }
+      const empty = res.statusCode === 204 || res.statusCode === 304 || method === "HEAD";
+      return new Response(empty ? null : res.rawPayload, { status: res.statusCode, headers: out });
+    },
+    rpc,
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
