@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: throughput, latency and cost per request of ListSessions
- * and StartSession over every transport, next to baselines measured in the
+ * `npm run bench`: throughput, latency and cost per request of ListSessions,
+ * StartSession and GetQuiz over every transport, next to baselines measured in the
  * same run on the same data. See BENCHMARKS.md for what it does and the
  * environment variables; results go to bench/results/ (JSON and Markdown).
  */
@@ -23,10 +23,12 @@ import {
   StartSessionRequestSchema,
   StartSessionResponseSchema,
 } from "../gen/practice/v1/practice_session_service_pb.js";
+import { GetQuizRequestSchema, GetQuizResponseSchema } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "../src/app/practice-sessions.js";
 import { signToken } from "../src/auth/tokens.js";
 import type { Database } from "../src/db/database.js";
-import { findSessionPage, findStartState } from "../src/db/practice-sessions-repository.js";
+import { findSessionPage } from "../src/db/practice-sessions-repository.js";
+import { findLiveQuiz } from "../src/db/quizzes-repository.js";
 import { systemClock } from "../src/domain/clock.js";
 import { decodeCursor } from "../src/domain/cursor.js";
 import { type Child, freePort, startChild } from "./lib/children.js";
@@ -63,6 +65,9 @@ const CONCURRENCIES = [1, 16, 64];
 const SECRET = "bench-secret-bench-secret-bench-secret-0123";
 const LIST_PATH = "/practice.v1.PracticeSessionService/ListSessions";
 const START_PATH = "/practice.v1.PracticeSessionService/StartSession";
+const QUIZ_PATH = "/practice.v1.QuizService/GetQuiz";
+/** `quiz`: only GetQuiz (accounting and timed runs), for a short pass on a shared machine. */
+const ONLY = env.BENCH_ONLY;
 const PROFILE = env.BENCH_PROFILE === "1";
 
 function log(msg: string): void {
@@ -457,6 +462,61 @@ function startTargets(
   ];
 }
 
+/**
+ * GetQuiz of a 10-question quiz on every transport of the service, next to
+ * the service's own statement in a mysql2 loop. The bare Fastify baseline has
+ * no quiz route: the list's baselines say what Fastify + mysql2 cost.
+ */
+function quizTargets(
+  s: () => Servers,
+  raw: Pool,
+  token: string,
+  quizId: string,
+  quizSql: Captured,
+): Target[] {
+  const auth = { authorization: `Bearer ${token}` };
+  const reqMsg = create(GetQuizRequestSchema, { quizId });
+  const bin = Buffer.from(toBinary(GetQuizRequestSchema, reqMsg));
+  const md = bearer(token);
+  return [
+    callTarget(
+      "raw mysql2",
+      () => process.pid,
+      async () => {
+        await raw.query(quizSql.sql, quizSql.parameters);
+        return "ok";
+      },
+      "ok",
+    ),
+    httpTarget("REST", () => s().svc, {
+      method: "GET",
+      path: `/quizzes/${quizId}`,
+      headers: auth,
+      expect: 200,
+    }),
+    httpTarget("Connect JSON", () => s().svc, {
+      method: "POST",
+      path: QUIZ_PATH,
+      headers: { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
+      body: JSON.stringify({ quizId }),
+      expect: 200,
+    }),
+    httpTarget("Connect binary", () => s().svc, {
+      method: "POST",
+      path: QUIZ_PATH,
+      headers: { ...auth, "content-type": "application/proto", "connect-protocol-version": "1" },
+      body: bin,
+      expect: 200,
+    }),
+    callTarget(
+      "gRPC",
+      () => s().svc.pid,
+      () => s().grpc.call(QUIZ_PATH, bin, md),
+      "OK",
+    ),
+  ];
+}
+
 async function benchAll(data: BenchData, children: Child[]): Promise<void> {
   const mainToken = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
   const resumeToken = await signToken(SECRET, RESUME_USER, { ttlSeconds: 86_400 });
@@ -478,9 +538,15 @@ async function benchAll(data: BenchData, children: Child[]): Promise<void> {
       listSql.set(`${level}/${deep}`, q as Captured);
     }
   }
-  const [resumeSql] = await capture(data.url, (db) =>
-    findStartState(db, RESUME_USER, data.startQuiz),
+  // A resume is the start state, then the snapshot: both statements, in order.
+  const resumeSql = await capture(data.url, (db) =>
+    new PracticeSessions(db, systemClock).startSession(RESUME_USER, data.startQuiz),
   );
+  if (resumeSql.length !== 2) throw new Error(`resume issued ${resumeSql.length} statements`);
+  const rawResume = (pool: Pool) => async () => {
+    for (const q of resumeSql) await pool.query(q.sql, q.parameters);
+  };
+  const [quizSql] = await capture(data.url, (db) => findLiveQuiz(db, data.startQuiz));
   const captureUser = "bench-capture-user";
   const captureId = "00000000-0000-7000-8000-000000000000";
   const createLog = await capture(data.url, (db) =>
@@ -489,27 +555,33 @@ async function benchAll(data: BenchData, children: Child[]): Promise<void> {
       data.startQuiz,
     ),
   );
-  // Kysely also logs the transaction's own statements: keep the three of the service.
+  // Kysely also logs the transaction's own statements: keep the four of the service.
   const createSql = createLog.filter((q) => /^\s*(select|insert)/i.test(q.sql));
-  if (createSql.length !== 3) {
+  if (createSql.length !== 4) {
     throw new Error(`create issued ${createLog.map((q) => q.sql.slice(0, 30)).join(" | ")}`);
   }
   const subst = (q: Captured, user: string, id: string, at: Date) =>
     q.parameters.map((p) =>
       p === captureUser ? user : p === captureId ? id : p instanceof Date ? at : p,
     );
-  /** The create path by hand: the service's 3 statements + BEGIN/COMMIT on one connection. */
+  /** The create path by hand: the service's 4 statements + BEGIN/COMMIT on one connection. */
   const rawCreate = (pool: Pool, prefix: string) => async (i: number) => {
     const user = `${prefix}-${i}`;
     const id = uuidv7();
     const at = new Date();
-    const [state, insertSession, insertSnapshot] = createSql as [Captured, Captured, Captured];
+    const [state, insertSession, insertSnapshot, readSnapshot] = createSql as [
+      Captured,
+      Captured,
+      Captured,
+      Captured,
+    ];
     await pool.query(state.sql, subst(state, user, id, at));
     const conn = await pool.getConnection();
     try {
       await conn.query("BEGIN");
       await conn.query(insertSession.sql, subst(insertSession, user, id, at));
       await conn.query(insertSnapshot.sql, subst(insertSnapshot, user, id, at));
+      await conn.query(readSnapshot.sql, subst(readSnapshot, user, id, at));
       await conn.query("COMMIT");
     } finally {
       conn.release();
@@ -524,7 +596,15 @@ async function benchAll(data: BenchData, children: Child[]): Promise<void> {
   });
 
   // ------------------------------------------------ accounting (exact round trips)
-  await accountingPhase(data, mainToken, resumeToken, listSql, resumeSql as Captured, rawCreate);
+  await accountingPhase(
+    data,
+    mainToken,
+    resumeToken,
+    listSql,
+    rawResume,
+    rawCreate,
+    quizSql as Captured,
+  );
 
   // ------------------------------------------------ timed runs
   const flags = [
@@ -541,6 +621,25 @@ async function benchAll(data: BenchData, children: Child[]): Promise<void> {
   const s = () => servers;
   const rssStart = rssMiB(svc.pid);
   await sanityChecks(servers, data, mainToken, resumeToken);
+
+  // GetQuiz: a 10-question quiz, c=1 and c=16.
+  const quiz = quizTargets(s, rawPool, mainToken, data.startQuiz, quizSql as Captured);
+  for (const t of quiz) await t.run(16, { durationMs: Math.min(2000, DURATION_MS) });
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const c of [1, 16]) {
+      if (c !== 16 && round > 1) continue;
+      for (const t of quiz) {
+        await measure("quiz", "10 questions", t, c, { durationMs: DURATION_MS }, round);
+      }
+    }
+  }
+  if (ONLY === "quiz") {
+    grpc.close();
+    await svc.stop();
+    children.splice(children.indexOf(svc), 1);
+    await rawPool.end();
+    return;
+  }
 
   // List: concurrency sweep at the main level, first page.
   const main = listTargets(
@@ -592,15 +691,7 @@ async function benchAll(data: BenchData, children: Child[]): Promise<void> {
   }
 
   // Start: resume (same user every time) and create (a new user per request).
-  const resume = startTargets(
-    s,
-    () => resumeToken,
-    data.startQuiz,
-    false,
-    async () => {
-      await rawPool.query((resumeSql as Captured).sql, (resumeSql as Captured).parameters);
-    },
-  );
+  const resume = startTargets(s, () => resumeToken, data.startQuiz, false, rawResume(rawPool));
   for (const t of resume) await t.run(16, { durationMs: Math.min(2000, DURATION_MS) });
   for (let round = 1; round <= ROUNDS; round++) {
     for (const t of resume) {
@@ -737,7 +828,25 @@ async function sanityChecks(s: Servers, data: BenchData, mainToken: string, resu
   if (started.created || started.session?.answers.length !== RESUME_ANSWERS) {
     throw new Error("sanity: gRPC resume");
   }
-  log("sanity checks passed (REST, bare, gRPC list and resume)");
+  const quizRes = await fetch(`http://127.0.0.1:${s.svc.port}/quizzes/${data.startQuiz}`, {
+    headers: auth,
+  });
+  const quizBody = (await quizRes.json()) as { questions: unknown[] };
+  const grpcQuiz = fromBinary(
+    GetQuizResponseSchema,
+    await s.grpc.callRaw(
+      QUIZ_PATH,
+      Buffer.from(
+        toBinary(GetQuizRequestSchema, create(GetQuizRequestSchema, { quizId: data.startQuiz })),
+      ),
+      bearer(mainToken),
+    ),
+  );
+  if (quizRes.status !== 200 || quizBody.questions.length !== 10) {
+    throw new Error(`sanity: REST quiz gave ${quizRes.status}`);
+  }
+  if (grpcQuiz.quiz?.questions.length !== 10) throw new Error("sanity: gRPC quiz");
+  log("sanity checks passed (REST, bare, gRPC list, resume and quiz)");
 }
 
 async function accountingPhase(
@@ -745,8 +854,9 @@ async function accountingPhase(
   mainToken: string,
   resumeToken: string,
   listSql: Map<string, Captured>,
-  resumeSql: Captured,
+  rawResume: (pool: Pool) => () => Promise<void>,
   rawCreate: (pool: Pool, prefix: string) => (i: number) => Promise<void>,
+  quizSql: Captured,
 ): Promise<void> {
   const url = new URL(data.url);
   const proxy = new CommandCountingProxy(url.hostname, Number(url.port || 3306));
@@ -801,6 +911,10 @@ async function accountingPhase(
       );
     };
     const pick = (ts: Target[], names: string[]) => ts.filter((t) => names.includes(t.name));
+    for (const t of quizTargets(s, rawPool, mainToken, data.startQuiz, quizSql)) {
+      await account("get quiz", t, K);
+    }
+    if (ONLY === "quiz") return;
     for (const level of LEVELS) {
       for (const deep of [false, true]) {
         const ts = listTargets(
@@ -817,15 +931,7 @@ async function accountingPhase(
           await account(`list ${level} ${deep ? "deep cursor" : "first page"}`, t, K);
       }
     }
-    const resume = startTargets(
-      s,
-      () => resumeToken,
-      data.startQuiz,
-      false,
-      async () => {
-        await rawPool.query(resumeSql.sql, resumeSql.parameters);
-      },
-    );
+    const resume = startTargets(s, () => resumeToken, data.startQuiz, false, rawResume(rawPool));
     for (const t of resume) await account("start resume", t, K);
     let gen = 0;
     const names = [
@@ -1051,6 +1157,9 @@ function writeResults(data: BenchData): void {
       );
     }
   }
+  out();
+  out("## GetQuiz, a quiz of 10 questions");
+  table("quiz", "10 questions", [1, 16], ["raw mysql2"]);
   out();
   out("## Start or resume (c=16)");
   out();

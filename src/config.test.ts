@@ -20,6 +20,36 @@ describe("loadConfig", () => {
     expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2500);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: "0" })).toThrow(/REQUEST_TIMEOUT_MS/);
   });
+
+  it("reads MIGRATE_ON_START, true by default", () => {
+    expect(loadConfig({}).migrateOnStart).toBe(true);
+    expect(loadConfig({ MIGRATE_ON_START: "false" }).migrateOnStart).toBe(false);
+    expect(() => loadConfig({ MIGRATE_ON_START: "no" })).toThrow(/MIGRATE_ON_START/);
+  });
+
+  it("takes DATABASE_READ_URL only as a mysql:// URL beside a mysql:// DATABASE_URL", () => {
+    const primary = "mysql://app@db:3306/practice";
+    const replica = "mysql://reader@replica:3306/practice";
+    expect(loadConfig({ DATABASE_URL: primary }).databaseReadUrl).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: replica }).databaseReadUrl).toBe(
+      replica,
+    );
+    expect(() => loadConfig({ DATABASE_READ_URL: replica })).toThrow(/DATABASE_READ_URL/);
+    expect(() =>
+      loadConfig({ DATABASE_URL: primary, DATABASE_READ_URL: "sqlite::memory:" }),
+    ).toThrow(/DATABASE_READ_URL/);
+  });
+
+  it("serves the practice page in development, not in production unless PRACTICE_PAGE=on", () => {
+    const secret = "x".repeat(32);
+    expect(loadConfig({}).practicePage).toBe(true);
+    expect(loadConfig({ PRACTICE_PAGE: "off" }).practicePage).toBe(false);
+    expect(loadConfig({ NODE_ENV: "production", JWT_SECRET: secret }).practicePage).toBe(false);
+    expect(
+      loadConfig({ NODE_ENV: "production", JWT_SECRET: secret, PRACTICE_PAGE: "on" }).practicePage,
+    ).toBe(true);
+    expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
+  });
 });
 
 describe("events configuration", () => {

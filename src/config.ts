@@ -23,6 +23,13 @@ export interface Config {
   host: string;
   port: number;
   databaseUrl: string;
+  /**
+   * A read replica (an account that may only SELECT) for ListSessions,
+   * GetSession and GetQuiz; unset: every read goes to `databaseUrl`.
+   */
+  databaseReadUrl?: string;
+  /** Apply pending migrations at start-up (false: `npm run migrate` does, as a job). */
+  migrateOnStart: boolean;
   /** Connections in the MySQL pool. */
   dbPoolSize: number;
   /** How long to wait for a new database connection before answering `unavailable`. */
@@ -37,6 +44,11 @@ export interface Config {
   requestTimeoutMs: number;
   /** Browser origins allowed by CORS (`https://app.example.com`); empty: none. */
   corsOrigins: string[];
+  /**
+   * Serve the practice page (examples/web) at `/practice/`: by default in
+   * development, not in production (`PRACTICE_PAGE=on|off`).
+   */
+  practicePage: boolean;
   events: EventsConfig;
 }
 
@@ -98,6 +110,14 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
 
+  const databaseReadUrl = optional(env, "DATABASE_READ_URL");
+  if (databaseReadUrl !== undefined) {
+    if (!mysql) throw new ConfigError("DATABASE_READ_URL needs a mysql:// DATABASE_URL");
+    if (!/^mysql:\/\//.test(databaseReadUrl) || !URL.canParse(databaseReadUrl)) {
+      throw new ConfigError("DATABASE_READ_URL must be mysql://user:pass@host:port/database");
+    }
+  }
+
   const certFile = optional(env, "TLS_CERT_FILE");
   const keyFile = optional(env, "TLS_KEY_FILE");
   if ((certFile === undefined) !== (keyFile === undefined)) {
@@ -123,6 +143,8 @@ export function loadConfig(env: Env = process.env): Config {
     host: optional(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
     databaseUrl,
+    databaseReadUrl,
+    migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
     dbPoolSize: integer(env, "DB_POOL_SIZE", 10, 1, 1000),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     jwt,
@@ -132,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", SHUTDOWN_TIMEOUT_MS, 0, 600_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
     corsOrigins,
+    practicePage: flag(env, "PRACTICE_PAGE", !production),
   };
 }
 
@@ -170,9 +193,25 @@ function eventsConfig(env: Env): EventsConfig {
   return { nats: { url, stream, subjectPrefix }, relayInProcess: relay === "on", ...relaying };
 }
 
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (/^(on|true|1)$/i.test(raw)) return true;
+  if (/^(off|false|0)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
 function optional(env: Env, name: string): string | undefined {
   const value = env[name];
   return value === undefined || value === "" ? undefined : value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if (raw === "true" || raw === "1") return true;
+  if (raw === "false" || raw === "0") return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

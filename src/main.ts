@@ -6,6 +6,7 @@ import { type Config, ConfigError, loadConfig } from "./config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
+import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
@@ -13,6 +14,8 @@ import { servePort } from "./one-port.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
 import { buildServer } from "./server.js";
+import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
+import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
 /** Waits this long for the database at start-up before giving up. */
 const DATABASE_WAIT_MS = 30_000;
@@ -44,16 +47,45 @@ async function main() {
     poolSize: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
   });
-  const applied = await migrateToLatest(database.db);
-  logger.info(
-    { store: database.store, applied },
-    `database migrated (${describeStore(config.databaseUrl)})`,
-  );
+  if (config.migrateOnStart) {
+    // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
+    const applied = await migrateToLatest(database.db);
+    logger.info(
+      { store: database.store, applied },
+      `database migrated (${describeStore(config.databaseUrl)})`,
+    );
+  } else {
+    logger.info("MIGRATE_ON_START=false: not ready until `npm run migrate` has run");
+  }
+  let reads: ReadRouting | undefined;
+  let readDatabase: ReturnType<typeof openDatabase> | undefined;
+  if (config.databaseReadUrl !== undefined) {
+    readDatabase = openDatabase({
+      url: config.databaseReadUrl,
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+    });
+    reads = new ReplicaReads(database.db, readDatabase.db);
+    logger.info(`reads routed to ${describeStore(config.databaseReadUrl)}`);
+  }
   // The embedded store is for trying the service: give it something to practise.
-  let quizIds = await liveQuizIds(database.db, 2);
-  if (database.store === "sqlite" && quizIds.length === 0) {
+  // Without migrations at start-up the tables may not exist yet: no demo hints then.
+  let quizIds = config.migrateOnStart ? await liveQuizIds(database.db, 2) : [];
+  if (config.migrateOnStart && database.store === "sqlite" && quizIds.length === 0) {
     quizIds = (await insertDemoContent(database.db)).quizIds;
     logger.info({ quizIds }, "loaded the demo content");
+  }
+
+  let practicePage: Awaited<ReturnType<typeof loadPracticePage>> | undefined;
+  if (config.practicePage) {
+    try {
+      const build = await ensurePracticePage();
+      practicePage = await loadPracticePage(PAGE_DIST);
+      logger.info({ build }, `practice page at ${PRACTICE_PAGE_PATH}`);
+    } catch (err) {
+      console.error(`practice page: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(2);
+    }
   }
 
   const health = new HealthMonitor(database.db);
@@ -63,6 +95,7 @@ async function main() {
     db: database.db,
     pool: database.pool,
     metrics,
+    reads,
     health,
     corsOrigins: config.corsOrigins,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -71,6 +104,7 @@ async function main() {
     logger,
     tls: config.tls,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    practicePage,
   });
   const port = servePort(app, config.tls !== undefined);
   try {
@@ -114,10 +148,19 @@ async function main() {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
     const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
     const quiz = quizIds[0] ?? "QUIZ_ID";
+    // The token goes in the fragment: browsers never send it to the server.
+    const pageLines =
+      practicePage && quizIds.length > 0
+        ? [
+            `Practise quiz ${quiz} in the browser, as user 'demo':`,
+            `  ${base}${PRACTICE_PAGE_PATH}?quiz=${quiz}#token=${token}`,
+          ]
+        : [];
     console.log(
       [
         "",
         `Store: ${describeStore(config.databaseUrl)}`,
+        ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
         `  export TOKEN=${token}`,
         quizIds.length > 0
@@ -144,6 +187,7 @@ async function main() {
       await port.close(config.shutdownTimeoutMs);
       await relay?.stop();
       await database.close();
+      await readDatabase?.close();
       logger.info("stopped");
     },
   );

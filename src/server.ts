@@ -28,8 +28,10 @@ import {
 import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
+import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
+import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { errors } from "./domain/errors.js";
 import {
@@ -50,11 +52,12 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, requestId } from "./ops/request-log.js";
-import { openApiRoute } from "./rest/openapi.js";
+import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
+import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 export interface ServerDeps {
   db: Db;
@@ -75,6 +78,10 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
+  reads?: ReadRouting;
+  /** The built practice page, served at `/practice/`; none: not served. */
+  practicePage?: PracticePageFiles;
 }
 
 /**
@@ -102,6 +109,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: MAX_BODY_BYTES,
+    // Route schemas (rest/operations.ts) validate as they are written: a
+    // number is not a string, whatever ajv could coerce it to.
+    ajv: { customOptions: { coerceTypes: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
@@ -125,11 +135,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     },
   }) as unknown as FastifyInstance;
 
-  const sessions = new PracticeSessions(deps.db, deps.clock);
-  const quizzes = new Quizzes(deps.db);
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
+    reads: deps.reads,
+    // Retrying past the deadline would only work for an answer nobody reads.
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
+  });
+  const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
-  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
@@ -148,6 +162,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, metrics, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
+  await openApiGenerator(app);
 
   // Errors Fastify raises outside the REST scope (an unsupported content type
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
@@ -190,9 +205,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      hidden: prefix !== "",
     });
   }
   await app.register(openApiRoute);
+  if (deps.practicePage) {
+    await app.register(practicePageRoutes, {
+      files: deps.practicePage,
+      notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
+    });
+  }
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;

@@ -24,6 +24,7 @@ import {
   ONE_ACTIVE_SESSION_KEY,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
+import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
@@ -50,6 +51,7 @@ import {
   type SnapshotQuestion,
   staleCutoff,
 } from "../domain/session.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry.js";
 import { toSession, toSummary } from "./rows.js";
 
 export interface ListSessionsInput {
@@ -93,8 +95,12 @@ export interface AnswerResult {
   session: SessionSummary;
 }
 
-/** How often a write runs again after losing a race or a deadlock. */
-const ATTEMPTS = 5;
+export interface PracticeSessionsOptions {
+  /** Where ListSessions and GetSession read (default: `db`). */
+  reads?: ReadRouting;
+  /** How writes that lost a race run again (budget: the request's deadline). */
+  retry?: RetryPolicy;
+}
 
 /**
  * The practice sessions use cases, shared by every transport. Each method
@@ -103,11 +109,18 @@ const ATTEMPTS = 5;
  * `internal`) with the cause kept for logs, never for the client.
  */
 export class PracticeSessions {
+  private readonly reads: ReadRouting;
+  private readonly retry: RetryPolicy;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly newSessionId: () => string = uuidv7,
-  ) {}
+    options: PracticeSessionsOptions = {},
+  ) {
+    this.reads = options.reads ?? primaryReads(db);
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+  }
 
   /** What the event builders need (src/domain/events.ts): event ids and the user. */
   private events(userId: string): EventContext {
@@ -124,13 +137,15 @@ export class PracticeSessions {
     if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
     const rows = await guard(() =>
-      findSessionPage(this.db, {
-        userId,
-        quizId: input.quizId,
-        status: input.status,
-        take: limit + 1,
-        after,
-      }),
+      this.reads.read((db) =>
+        findSessionPage(db, {
+          userId,
+          quizId: input.quizId,
+          status: input.status,
+          take: limit + 1,
+          after,
+        }),
+      ),
     );
     if (rows.length === 0) throw errors.quizNotFound();
     const sessions = rows.flatMap((r) => (r.id === null ? [] : [toSummary(r)]));
@@ -154,6 +169,7 @@ export class PracticeSessions {
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     return retrying(
       () => this.startOnce(userId, quizId),
+      this.retry,
       (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY),
     );
   }
@@ -217,8 +233,11 @@ export class PracticeSessions {
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
-      const session = await this.readSession(userId, sessionId);
-      const snapshot = await findSnapshot(this.db, sessionId);
+      const [rows, snapshot] = await this.reads.read((db) =>
+        Promise.all([findSessionWithAnswers(db, userId, sessionId), findSnapshot(db, sessionId)]),
+      );
+      const session = toSession(rows);
+      if (session === undefined) throw errors.sessionNotFound();
       return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
@@ -286,7 +305,7 @@ export class PracticeSessions {
         await insertEvents(trx, [answerSubmitted(this.events(userId), after, submitted)]);
         return { answer, session: after };
       });
-    return retrying(submit);
+    return retrying(submit, this.retry);
   }
 
   /**
@@ -296,16 +315,18 @@ export class PracticeSessions {
    */
   async completeSession(userId: string, sessionId: string): Promise<Session> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
-    await retrying(() =>
-      this.db.transaction().execute(async (trx) => {
-        const row = await lockSession(trx, userId, sessionId);
-        if (row === undefined) throw errors.sessionNotFound();
-        const now = this.clock.now();
-        const session = toSummary(row);
-        refuseUnlessWritable(session, now);
-        await markCompleted(trx, sessionId, now);
-        await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
-      }),
+    await retrying(
+      () =>
+        this.db.transaction().execute(async (trx) => {
+          const row = await lockSession(trx, userId, sessionId);
+          if (row === undefined) throw errors.sessionNotFound();
+          const now = this.clock.now();
+          const session = toSummary(row);
+          refuseUnlessWritable(session, now);
+          await markCompleted(trx, sessionId, now);
+          await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
+        }),
+      this.retry,
     );
     return guard(() => this.readSession(userId, sessionId));
   }
@@ -334,21 +355,24 @@ function toSnapshot(
 }
 
 /**
- * Runs `attempt` again while it fails with a deadlock, a lock wait timeout or
- * `retryWhen`, at most ATTEMPTS times. Every failure that escapes is a
- * ConnectError; a database error stays reachable as its `cause`.
+ * Runs `attempt` again, after a jittered wait, while it fails with a
+ * deadlock, a lock wait timeout, a Galera certification conflict or
+ * `retryWhen`, within `policy` (see retry.ts). Every failure that escapes is
+ * a ConnectError; a database error stays reachable as its `cause`.
  */
 async function retrying<T>(
   attempt: () => Promise<T>,
+  policy: RetryPolicy,
   retryWhen?: (err: unknown) => boolean,
 ): Promise<T> {
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt();
-    } catch (err) {
-      const again = isTransientConflict(err) || retryWhen?.(err) === true;
-      if (!again || n >= ATTEMPTS) throw toServiceError(err);
-    }
+  try {
+    return await withRetries(
+      attempt,
+      (err) => isTransientConflict(err) || retryWhen?.(err) === true,
+      policy,
+    );
+  } catch (err) {
+    throw toServiceError(err);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
+import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import { errors } from "../domain/errors.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
@@ -7,7 +8,12 @@ import { toServiceError } from "./practice-sessions.js";
 
 /** The quiz content use case (GetQuiz), shared by every transport. */
 export class Quizzes {
-  constructor(private readonly db: Db) {}
+  private readonly reads: ReadRouting;
+
+  /** `reads`: where GetQuiz reads (a read replica, DATABASE_READ_URL); default `db`. */
+  constructor(db: Db, reads?: ReadRouting) {
+    this.reads = reads ?? primaryReads(db);
+  }
 
   /**
    * A live quiz on a live study guide with its questions by position, read
@@ -19,7 +25,7 @@ export class Quizzes {
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let rows: Awaited<ReturnType<typeof findLiveQuiz>>;
     try {
-      rows = await findLiveQuiz(this.db, quizId);
+      rows = await this.reads.read((db) => findLiveQuiz(db, quizId));
     } catch (err) {
       throw toServiceError(err);
     }

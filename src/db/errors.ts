@@ -38,13 +38,28 @@ export function isDuplicateKey(err: unknown, key: string): boolean {
 }
 
 /**
- * Deadlock or lock wait timeout (or a SQLite file busy in another process):
- * the transaction was rolled back; running it again is safe.
+ * Deadlock, lock wait timeout, or on Galera a certification failure (a
+ * transaction that wrote a row another node's transaction wrote first; it
+ * arrives as errno 1213 too, at commit or on the next statement), or a
+ * SQLite file busy in another process: the transaction was rolled back;
+ * running it again is safe.
  */
 export function isTransientConflict(err: unknown): boolean {
   const { errno, code } = asMysqlError(err);
   return errno === 1213 || errno === 1205 || code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
 }
+
+/**
+ * Server errors that say "this node cannot serve now", whatever the
+ * statement: 1047 is what a Galera node outside the primary component (cut
+ * off, or still joining) answers to every query ("WSREP has not yet prepared
+ * node for application use"); 1927 a connection killed by the server (on
+ * Galera also a brute-force abort of a local transaction that cannot be
+ * replayed); 1053 a server shutting down; 1290 a write refused by a
+ * read-only server (a read replica, or a Galera node being desynced); 1969 a
+ * statement over max_statement_time.
+ */
+const UNAVAILABLE_ERRNOS = new Set([1047, 1053, 1290, 1927, 1969]);
 
 const UNREACHABLE = new Set([
   "ECONNREFUSED",
@@ -82,6 +97,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   // SQLite extends codes with a reason: SQLITE_IOERR_WRITE is an SQLITE_IOERR.
   const code = e.code?.startsWith("SQLITE_IOERR") ? "SQLITE_IOERR" : e.code;
   if (code !== undefined && UNREACHABLE.has(code)) return true;
+  if (e.errno !== undefined && UNAVAILABLE_ERRNOS.has(e.errno)) return true;
   if (e.fatal === true) return true;
   const message = err instanceof Error ? err.message : "";
   // mysql2's pool and Kysely's driver say these in plain messages.

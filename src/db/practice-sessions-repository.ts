@@ -54,10 +54,11 @@ export interface SessionPageQuery {
  * selected here (add a column here, add it to the index).
  */
 export async function findSessionPage(db: Db, q: SessionPageQuery) {
-  let templates = pageTemplates.get(db);
+  const dialect = db.getExecutor().adapter;
+  let templates = pageTemplates.get(dialect);
   if (templates === undefined) {
     templates = new Map();
-    pageTemplates.set(db, templates);
+    pageTemplates.set(dialect, templates);
   }
   const shape = `${q.status ?? "any"}/${q.after === undefined ? "first" : "after"}`;
   let template = templates.get(shape);
@@ -82,11 +83,13 @@ export async function findSessionPage(db: Db, q: SessionPageQuery) {
 /**
  * The page statement is the same for every user and cursor of one shape
  * (status filter, first page or not): it is built and compiled once per shape
- * and database (SQL differs by dialect) with these placeholder values, which
+ * and dialect adapter (SQL differs by dialect; a Kysely bound to one
+ * connection, as a replica read is, shares its pool's adapter) with these
+ * placeholder values, which
  * each call swaps for its own. Building and compiling it with Kysely cost
  * about 50 µs per request, a third of a list request's CPU.
  */
-const pageTemplates = new WeakMap<Db, Map<string, CompiledQuery>>();
+const pageTemplates = new WeakMap<object, Map<string, CompiledQuery>>();
 const SLOT_USER = "\u0000user";
 const SLOT_QUIZ = "\u0000quiz";
 const SLOT_ID = "\u0000id";

@@ -68,7 +68,12 @@ export function toProblem(err: unknown): Problem {
 }
 
 function problem(status: number, code: string, detail: string): Problem {
-  return { type: "about:blank", title: TITLES[status] ?? "Error", status, detail, code };
+  return { type: "about:blank", title: titleOf(status), status, detail, code };
+}
+
+/** The problem `title` of an HTTP status: its reason phrase. */
+export function titleOf(status: number): string {
+  return TITLES[status] ?? "Error";
 }
 
 /** Sends `err` as application/problem+json. */

@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { FastifyInstance } from "fastify";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
-import type { SessionStatus } from "../domain/session.js";
 import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
@@ -11,7 +11,9 @@ import {
   sessionDetailToJson,
   sessionToJson,
   summaryToJson,
-} from "./to-json.js";
+} from "./json.js";
+import * as operations from "./operations.js";
+import { validationError } from "./validation.js";
 
 export interface RestOptions {
   sessions: PracticeSessions;
@@ -19,27 +21,29 @@ export interface RestOptions {
   authenticator: Authenticator;
   /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
   requestTimeoutMs: number;
+  /**
+   * Leave these routes out of /openapi.json: "/api" serves the same
+   * operations, and the document names it as a second server instead.
+   */
+  hidden?: boolean;
 }
 
-type SessionRequest = FastifyRequest<{ Params: { id: string } }>;
-
-type QuizRequest = FastifyRequest<{
-  Params: { quiz_id: string };
-  Querystring: Record<string, unknown>;
-}>;
-
 /**
- * The REST gateway: the spec's paths over the same use cases as the RPCs.
- * Register it once per prefix ("" and "/api"), in a scope of its own: the
- * Connect plugin replaces the content-type parsers of the scope it is in.
- * Errors reach the root's error handler (server.ts), which sends problem+json.
+ * The REST gateway: the spec's paths over the same use cases as the RPCs,
+ * each route described by its schema (rest/operations.ts), which validates
+ * the request, serializes the response and types the handler. Register it
+ * once per prefix ("" and "/api"), in a scope of its own: the Connect plugin
+ * replaces the content-type parsers of the scope it is in. Errors reach the
+ * root's error handler (server.ts), which sends problem+json.
  */
 export async function restRoutes(
-  app: FastifyInstance,
-  { sessions, quizzes, authenticator, requestTimeoutMs }: RestOptions,
+  fastify: FastifyInstance,
+  { sessions, quizzes, authenticator, requestTimeoutMs, hidden = false }: RestOptions,
 ) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
-  const route = { handlerTimeout: requestTimeoutMs };
+  const route = { handlerTimeout: requestTimeoutMs, schemaErrorFormatter: validationError };
+  const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
   // "No body" and "{}" both mean "no options": accept an empty JSON body too,
   // which Fastify's default parser refuses. JSON is the only body read here:
   // any other content type (text/plain included, which Fastify would read as
@@ -57,90 +61,74 @@ export async function restRoutes(
     const userId = await authenticator.authenticate(request.headers.authorization);
     recordOutcome(request, { userId });
   });
+  // A POST without a body is a POST of `{}`: then the body schema decides.
+  app.addHook("preValidation", async (request) => {
+    if (request.method === "POST" && request.body === undefined) request.body = {};
+  });
 
-  app.get("/quizzes/:quiz_id", route, async (request: QuizRequest) =>
+  app.get("/quizzes/:quiz_id", { ...route, schema: schema(operations.getQuiz) }, async (request) =>
     quizToJson(await quizzes.getQuiz(request.params.quiz_id)),
   );
 
-  app.get("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest) => {
-    const query = request.query;
-    const page = await sessions.listSessions(request.userId, {
-      quizId: request.params.quiz_id,
-      status: parseStatus(single(query, "status")),
-      limit: parseLimit(single(query, "limit")),
-      cursor: single(query, "cursor"),
-    });
-    return {
-      sessions: page.sessions.map(summaryToJson),
-      next_cursor: page.nextCursor,
-      has_more: page.hasMore,
-    };
-  });
+  app.get(
+    "/quizzes/:quiz_id/sessions",
+    { ...route, schema: schema(operations.listSessions) },
+    async (request) => {
+      const { status, limit, cursor } = request.query;
+      const page = await sessions.listSessions(request.userId, {
+        quizId: request.params.quiz_id,
+        status,
+        limit: limit === undefined ? undefined : Number(limit),
+        cursor,
+      });
+      return {
+        sessions: page.sessions.map(summaryToJson),
+        next_cursor: page.nextCursor,
+        has_more: page.hasMore,
+      };
+    },
+  );
 
-  app.post("/quizzes/:quiz_id/sessions", route, async (request: QuizRequest, reply) => {
-    jsonObjectBody(request.body);
-    const { session, created, questions } = await sessions.startSession(
-      request.userId,
-      request.params.quiz_id,
-    );
-    if (created) {
-      reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`);
-    }
-    return sessionDetailToJson(session, session.answers, questions);
-  });
+  app.post(
+    "/quizzes/:quiz_id/sessions",
+    { ...route, schema: schema(operations.startSession) },
+    async (request, reply) => {
+      const { session, created, questions } = await sessions.startSession(
+        request.userId,
+        request.params.quiz_id,
+      );
+      const body = sessionDetailToJson(session, session.answers, questions);
+      if (!created) return reply.code(200).send(body);
+      return reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`).send(body);
+    },
+  );
 
-  app.get("/sessions/:id", route, async (request: SessionRequest) => {
+  app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {
     const { session, questions } = await sessions.getSession(request.userId, request.params.id);
     return sessionDetailToJson(session, session.answers, questions);
   });
 
-  app.post("/sessions/:id/answers", route, async (request: SessionRequest, reply) => {
-    const body = jsonObjectBody(request.body);
-    const { answer, session } = await sessions.submitAnswer(request.userId, {
-      sessionId: request.params.id,
-      questionId: stringField(body, "question_id"),
-      userAnswer: stringField(body, "user_answer"),
-    });
-    reply.code(201);
-    return { answer: answerToJson(answer), session: summaryToJson(session) };
-  });
+  app.post(
+    "/sessions/:id/answers",
+    { ...route, schema: schema(operations.submitAnswer) },
+    async (request, reply) => {
+      const { answer, session } = await sessions.submitAnswer(request.userId, {
+        sessionId: request.params.id,
+        questionId: request.body.question_id,
+        userAnswer: request.body.user_answer,
+      });
+      return reply
+        .code(201)
+        .send({ answer: answerToJson(answer), session: summaryToJson(session) });
+    },
+  );
 
-  app.post("/sessions/:id/complete", route, async (request: SessionRequest) => {
-    jsonObjectBody(request.body);
-    const session = await sessions.completeSession(request.userId, request.params.id);
-    return sessionToJson(session, session.answers);
-  });
-}
-
-/** The body as an object: a JSON object, or `{}` when there is none. */
-function jsonObjectBody(body: unknown): Record<string, unknown> {
-  if (body === undefined) return {};
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw errors.invalidArgument("request body must be empty or a JSON object");
-  }
-  return body as Record<string, unknown>;
-}
-
-function stringField(body: Record<string, unknown>, name: string): string {
-  const value = body[name];
-  if (typeof value !== "string") throw errors.invalidArgument(`${name} must be a string`);
-  return value;
-}
-
-/** A query parameter given at most once. */
-function single(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined || typeof value === "string") return value;
-  throw errors.invalidArgument(`${name} must be given at most once`);
-}
-
-function parseStatus(raw: string | undefined): SessionStatus | undefined {
-  if (raw === undefined || raw === "active" || raw === "completed") return raw;
-  throw errors.invalidArgument('status must be "active" or "completed"');
-}
-
-/** Decimal digits only ("1e2", " 5" and "0x10" are not page sizes); the use case checks the range. */
-function parseLimit(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  return /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+  app.post(
+    "/sessions/:id/complete",
+    { ...route, schema: schema(operations.completeSession) },
+    async (request) => {
+      const session = await sessions.completeSession(request.userId, request.params.id);
+      return sessionToJson(session, session.answers);
+    },
+  );
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionJson } from "../../src/rest/to-json.js";
+import type { SessionJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 

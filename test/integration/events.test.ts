@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionJson } from "../../src/rest/to-json.js";
+import type { SessionJson } from "../../src/rest/schemas.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 

@@ -206,3 +206,19 @@ describe("request log and metrics", () => {
     expect(requestLines()).toHaveLength(before);
   });
 });
+
+describe("GetQuiz in the metrics", () => {
+  it("counts REST and gRPC GetQuiz calls under their own procedure and code", async () => {
+    await svc.rest(USER, "GET", `/quizzes/${quiz.quizId}`);
+    await svc.rest(USER, "GET", "/quizzes/999999");
+    await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, await svc.auth(USER));
+    const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+    const count = (labels: string) =>
+      new RegExp(`^practice_requests_total\\{${labels}\\} [1-9]`, "m").test(text);
+    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="ok"')).toBe(true);
+    expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="not_found"')).toBe(true);
+    expect(count('transport="grpc",procedure="/practice.v1.QuizService/GetQuiz",code="ok"')).toBe(
+      true,
+    );
+  });
+});

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { connect as http2Connect } from "node:http2";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { PageJson } from "../../src/rest/to-json.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -109,6 +109,38 @@ describe("one port, every transport", () => {
     const response = JSON.parse(stdout);
     expect(response.session.quizId).toBe(quiz.quizId);
     expect(response.created).toBeUndefined(); // false: a resume
+  });
+
+  it("carries a whole session over grpc-js: start, answers, completion, detail, quiz content", async () => {
+    // The rules themselves are tested in process (test/app, test/in-process); this is the
+    // gRPC transport end to end: created, counts, score, snapshot and review on the wire.
+    const headers = await svc.auth("grpc-walker");
+    const quiz = await insertQuiz(svc.db, { questions: 3 });
+    const [q1, q2, q3] = quiz.questionIds as [string, string, string];
+    const started = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+    expect(started.created).toBe(true);
+    expect(started.questions.map((q) => q.questionId)).toEqual([q1, q2, q3]);
+    const sessionId = started.session?.id ?? "";
+    const first = await svc.grpc.submitAnswer(
+      { sessionId, questionId: q1, userAnswer: "a1" },
+      headers,
+    );
+    expect(first.answer?.isCorrect).toBe(true);
+    expect(first.session).toMatchObject({ correctAnswers: 1, answeredQuestions: 1 });
+    await svc.grpc.submitAnswer({ sessionId, questionId: q2, userAnswer: "nope" }, headers);
+    await svc.grpc.submitAnswer({ sessionId, questionId: q3, userAnswer: "A3" }, headers);
+    const done = await svc.grpc.completeSession({ sessionId }, headers);
+    expect(done.session?.scorePercentage).toBe(67);
+    expect(done.session?.completedAt).toBeDefined();
+    const detail = await svc.grpc.getSession({ sessionId }, headers);
+    expect(detail.session?.answers.map((a) => a.isCorrect)).toEqual([true, false, true]);
+    expect(detail.questions.map((q) => q.correctAnswer)).toEqual(["A1", "A2", "A3"]);
+    const content = await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, headers);
+    expect(content.quiz?.questions.map((q) => q.id)).toEqual([q1, q2, q3]);
+    await expect(svc.grpc.getSession({ sessionId: "nope" }, headers)).rejects.toMatchObject({
+      code: 5,
+      details: "session not found",
+    });
   });
 
   it("answers an unknown path with a problem+json 404", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeCursor } from "../../src/domain/cursor.js";
-import type { PageJson, SessionJson } from "../../src/rest/to-json.js";
+import type { PageJson, SessionJson } from "../../src/rest/schemas.js";
 import { insertAnswer, insertQuiz, insertSessions, type QuizFixture } from "../support/fixtures.js";
 import { listVia, startVia, TRANSPORTS } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";

@@ -2,6 +2,7 @@ import { type Client, createClient, createRouterTransport } from "@connectrpc/co
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import { Quizzes } from "../../src/app/quizzes.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
@@ -37,11 +38,13 @@ export interface InProcessService {
   rest(user: string | null, method: string, path: string, init?: RestInit): Promise<Response>;
   /** PracticeSessionService through the in-memory router: the service's routes and interceptors. */
   rpc: Client<typeof PracticeSessionService>;
+  /** QuizService, the same way. */
+  quizRpc: Client<typeof QuizService>;
   close(): Promise<void>;
 }
 
 export interface RestInit {
-  headers?: Record<string, string>;
+  headers?: ConstructorParameters<typeof Headers>[0];
   body?: string;
 }
 
@@ -63,10 +66,9 @@ export async function startInProcessService(): Promise<InProcessService> {
     authenticator,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });
-  const rpc = createClient(
-    PracticeSessionService,
-    createRouterTransport(routes, { router: { interceptors } }),
-  );
+  const transport = createRouterTransport(routes, { router: { interceptors } });
+  const rpc = createClient(PracticeSessionService, transport);
+  const quizRpc = createClient(QuizService, transport);
   const token = (sub: string) => signToken(TEST_SECRET, sub, { now: clock.now() });
   return {
     database,
@@ -77,7 +79,7 @@ export async function startInProcessService(): Promise<InProcessService> {
     token,
     auth: async (user) => ({ authorization: `Bearer ${await token(user)}` }),
     async rest(user, method, path, init = {}) {
-      const headers: Record<string, string> = { ...init.headers };
+      const headers = Object.fromEntries(new Headers(init.headers));
       if (user !== null) headers.authorization = `Bearer ${await token(user)}`;
       const res = await app.inject({
         method: method as "GET",
@@ -95,6 +97,7 @@ export async function startInProcessService(): Promise<InProcessService> {
       return new Response(empty ? null : res.rawPayload, { status: res.statusCode, headers: out });
     },
     rpc,
+    quizRpc,
     async close() {
       await app.close();
       await database.drop();

@@ -12,6 +12,7 @@ import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { buildServer } from "../../src/server.js";
+import type { PracticePageFiles } from "../../src/web/practice-page.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
 import { TcpProxy } from "./tcp-proxy.js";
@@ -58,6 +59,8 @@ export interface TestServiceOptions {
   auth?: { config: JwtConfig; sign: (sub: string, now: Date) => Promise<string> };
   /** With `proxy`: connections in the service's pool through it (default 5). */
   poolSize?: number;
+  /** A built practice page to serve at `/practice/`. */
+  practicePage?: PracticePageFiles;
 }
 
 /** The whole service, on a fresh database, listening on a free port of 127.0.0.1. */
@@ -94,6 +97,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     shutdownTimeoutMs: 1000,
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
+    practicePage: options.practicePage,
   });
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");

@@ -1,5 +1,5 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {
@@ -7,18 +7,22 @@ import type {
   PageJson,
   SessionDetailJson,
   SummaryJson,
-} from "../../src/rest/to-json.js";
+} from "../../src/rest/schemas.js";
 import { countRows, insertQuiz } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import {
+  type InProcessService,
+  type RestInit,
+  startInProcessService,
+} from "../support/in-process.js";
 
-let svc: TestService;
+let svc: InProcessService;
 let userCounter = 0;
 const newUser = () => `progress-${++userCounter}`;
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startInProcessService();
 });
 afterAll(async () => {
   await svc?.close();
@@ -27,7 +31,7 @@ afterAll(async () => {
 type Problem = { type: string; title: string; status: number; code: string; detail: string };
 
 async function rest<T>(user: string, method: string, path: string, body?: unknown) {
-  const init: RequestInit =
+  const init: RestInit =
     body === undefined
       ? {}
       : { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
@@ -79,12 +83,12 @@ describe("StartSession returns the snapshot beside the session", () => {
     expect(resumed.body.answers).toHaveLength(1);
   });
 
-  it("over gRPC, on create and on resume", async () => {
+  it("over RPC, on create and on resume", async () => {
     const headers = await svc.auth(newUser());
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const expected = quiz.questionIds.map((id, i) => ({ position: i + 1, questionId: id }));
     for (const created of [true, false]) {
-      const res = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+      const res = await svc.rpc.startSession({ quizId: quiz.quizId }, { headers });
       expect(res.created).toBe(created);
       expect(
         res.questions.map((q) => ({ position: q.position, questionId: q.questionId })),
@@ -134,26 +138,26 @@ describe("answered_questions and expires_at", () => {
     expect(history.body.sessions[0]).toMatchObject({ answered_questions: 2, expires_at: null });
   });
 
-  it("over gRPC: answered_questions in every response, expires_at set while in progress only", async () => {
+  it("over RPC: answered_questions in every response, expires_at set while in progress only", async () => {
     const headers = await svc.auth(newUser());
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const [q1, q2] = quiz.questionIds as [string, string];
-    const { session } = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+    const { session } = await svc.rpc.startSession({ quizId: quiz.quizId }, { headers });
     const sessionId = session?.id ?? "";
     const startedAt = session?.startedAt ? timestampDate(session.startedAt).getTime() : 0;
     expect(session?.answeredQuestions).toBe(0);
     expect(session?.expiresAt && timestampDate(session.expiresAt).getTime()).toBe(startedAt + WEEK);
-    const first = await svc.grpc.submitAnswer(
+    const first = await svc.rpc.submitAnswer(
       { sessionId, questionId: q1, userAnswer: "nope" },
-      headers,
+      { headers },
     );
     expect(first.session?.answeredQuestions).toBe(1);
-    await svc.grpc.submitAnswer({ sessionId, questionId: q2, userAnswer: "a2" }, headers);
-    const detail = await svc.grpc.getSession({ sessionId }, headers);
+    await svc.rpc.submitAnswer({ sessionId, questionId: q2, userAnswer: "a2" }, { headers });
+    const detail = await svc.rpc.getSession({ sessionId }, { headers });
     expect(detail.session?.answeredQuestions).toBe(2);
-    const list = await svc.grpc.listSessions({ quizId: quiz.quizId }, headers);
+    const list = await svc.rpc.listSessions({ quizId: quiz.quizId }, { headers });
     expect(list.sessions[0]?.answeredQuestions).toBe(2);
-    const done = await svc.grpc.completeSession({ sessionId }, headers);
+    const done = await svc.rpc.completeSession({ sessionId }, { headers });
     expect(done.session?.answeredQuestions).toBe(2);
     expect(done.session?.expiresAt).toBeUndefined();
     expect(await stored(sessionId)).toMatchObject({ answered_questions: 2, answerRows: 2 });
@@ -186,15 +190,15 @@ describe("review: GetSession's correct answers", () => {
     ]);
   });
 
-  it("over gRPC: unset while in progress, set once completed", async () => {
+  it("over RPC: unset while in progress, set once completed", async () => {
     const headers = await svc.auth(newUser());
     const quiz = await insertQuiz(svc.db, { questions: 2 });
-    const { session } = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+    const { session } = await svc.rpc.startSession({ quizId: quiz.quizId }, { headers });
     const sessionId = session?.id ?? "";
-    const during = await svc.grpc.getSession({ sessionId }, headers);
+    const during = await svc.rpc.getSession({ sessionId }, { headers });
     expect(during.questions.map((q) => q.correctAnswer)).toEqual([undefined, undefined]);
-    await svc.grpc.completeSession({ sessionId }, headers);
-    const review = await svc.grpc.getSession({ sessionId }, headers);
+    await svc.rpc.completeSession({ sessionId }, { headers });
+    const review = await svc.rpc.getSession({ sessionId }, { headers });
     expect(review.questions.map((q) => q.correctAnswer)).toEqual(["A1", "A2"]);
   });
 });
@@ -269,29 +273,32 @@ describe("an expired session refuses writes", () => {
     }
   });
 
-  it("over gRPC: FAILED_PRECONDITION after 7 days, accepted at exactly 7 days", async () => {
+  it("over RPC: FAILED_PRECONDITION after 7 days, accepted at exactly 7 days", async () => {
     const user = newUser();
     const s = await session(user);
     svc.clock.advance(WEEK);
     try {
       // A token for the moved clock: one signed a week earlier would have expired.
       const headers = await svc.auth(user);
-      const ok = await svc.grpc.submitAnswer(
+      const ok = await svc.rpc.submitAnswer(
         { sessionId: s.id, questionId: s.questionIds[0], userAnswer: "A1" },
-        headers,
+        { headers },
       );
       expect(ok.session?.answeredQuestions).toBe(1);
       svc.clock.advance(1);
       const before = await writes();
-      const refusedAnswer = await svc.grpc
-        .submitAnswer({ sessionId: s.id, questionId: s.questionIds[1], userAnswer: "A2" }, headers)
-        .catch((e: ServiceError) => e);
-      const refusedComplete = await svc.grpc
-        .completeSession({ sessionId: s.id }, headers)
-        .catch((e: ServiceError) => e);
+      const refusedAnswer = await svc.rpc
+        .submitAnswer(
+          { sessionId: s.id, questionId: s.questionIds[1], userAnswer: "A2" },
+          { headers },
+        )
+        .catch((e: ConnectError) => e);
+      const refusedComplete = await svc.rpc
+        .completeSession({ sessionId: s.id }, { headers })
+        .catch((e: ConnectError) => e);
       for (const err of [refusedAnswer, refusedComplete]) {
-        expect((err as ServiceError).code).toBe(grpcStatus.FAILED_PRECONDITION);
-        expect((err as ServiceError).details).toMatch(/expired.*start the quiz again/);
+        expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
+        expect((err as ConnectError).rawMessage).toMatch(/expired.*start the quiz again/);
       }
       expect(await writes()).toEqual(before);
     } finally {

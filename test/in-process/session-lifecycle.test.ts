@@ -6,16 +6,20 @@ import type {
   SessionDetailJson,
   SessionJson,
   SummaryJson,
-} from "../../src/rest/to-json.js";
+} from "../../src/rest/schemas.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import {
+  type InProcessService,
+  type RestInit,
+  startInProcessService,
+} from "../support/in-process.js";
 
-let svc: TestService;
+let svc: InProcessService;
 let userCounter = 0;
 const newUser = () => `life-${++userCounter}`;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startInProcessService();
 });
 afterAll(async () => {
   await svc?.close();
@@ -24,7 +28,7 @@ afterAll(async () => {
 type Problem = { code?: string; detail?: string };
 
 async function rest<T>(user: string, method: string, path: string, body?: unknown) {
-  const init: RequestInit =
+  const init: RestInit =
     body === undefined
       ? {}
       : { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
@@ -115,28 +119,28 @@ describe("a session's life", () => {
     expect(again.body.id).not.toBe(id);
   });
 
-  it("over gRPC: the same flow, with created, counts and score", async () => {
+  it("over RPC: the same flow, with created, counts and score", async () => {
     const headers = await svc.auth(newUser());
     const quiz = await insertQuiz(svc.db, { questions: 3 });
     const [q1, q2, q3] = quiz.questionIds as [string, string, string];
-    const { session } = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+    const { session } = await svc.rpc.startSession({ quizId: quiz.quizId }, { headers });
     const sessionId = session?.id ?? "";
 
-    const first = await svc.grpc.submitAnswer(
+    const first = await svc.rpc.submitAnswer(
       { sessionId, questionId: q1, userAnswer: "a1" },
-      headers,
+      { headers },
     );
     expect(first.answer?.isCorrect).toBe(true);
     expect(first.session?.correctAnswers).toBe(1);
     expect(first.session?.answers).toEqual([]);
-    await svc.grpc.submitAnswer({ sessionId, questionId: q2, userAnswer: "nope" }, headers);
-    await svc.grpc.submitAnswer({ sessionId, questionId: q3, userAnswer: "A3" }, headers);
+    await svc.rpc.submitAnswer({ sessionId, questionId: q2, userAnswer: "nope" }, { headers });
+    await svc.rpc.submitAnswer({ sessionId, questionId: q3, userAnswer: "A3" }, { headers });
 
-    const done = await svc.grpc.completeSession({ sessionId }, headers);
+    const done = await svc.rpc.completeSession({ sessionId }, { headers });
     expect(done.session?.scorePercentage).toBe(67);
     expect(done.session?.completedAt).toBeDefined();
 
-    const detail = await svc.grpc.getSession({ sessionId }, headers);
+    const detail = await svc.rpc.getSession({ sessionId }, { headers });
     expect(detail.session?.answers.map((a) => a.isCorrect)).toEqual([true, false, true]);
     expect(detail.questions.map((q) => [q.position, q.questionId])).toEqual([
       [1, q1],
@@ -144,7 +148,7 @@ describe("a session's life", () => {
       [3, q3],
     ]);
 
-    const next = await svc.grpc.startSession({ quizId: quiz.quizId }, headers);
+    const next = await svc.rpc.startSession({ quizId: quiz.quizId }, { headers });
     expect(next.created).toBe(true);
   });
 });
@@ -199,7 +203,7 @@ describe("GetSession", () => {
       expect(res.status).toBe(404);
       bodies.add(await res.text());
       await expect(
-        svc.grpc.getSession({ sessionId: id }, await svc.auth(newUser())),
+        svc.rpc.getSession({ sessionId: id }, { headers: await svc.auth(newUser()) }),
       ).rejects.toMatchObject({ code: 5 });
     }
     expect([...bodies]).toEqual([
@@ -233,9 +237,9 @@ describe("SubmitAnswer", () => {
     expect(second.status).toBe(409);
     expect(second.body.code).toBe("already_exists");
     await expect(
-      svc.grpc.submitAnswer(
+      svc.rpc.submitAnswer(
         { sessionId: s.id, questionId: q1, userAnswer: "A1" },
-        await svc.auth(user),
+        { headers: await svc.auth(user) },
       ),
     ).rejects.toMatchObject({ code: 6 });
     expect(await writes()).toEqual(before);
@@ -323,9 +327,9 @@ describe("SubmitAnswer", () => {
     expect(late.status).toBe(400);
     expect(late.body.code).toBe("failed_precondition");
     await expect(
-      svc.grpc.submitAnswer(
+      svc.rpc.submitAnswer(
         { sessionId: s.id, questionId: quiz.questionIds[0] ?? "", userAnswer: "A1" },
-        await svc.auth(owner),
+        { headers: await svc.auth(owner) },
       ),
     ).rejects.toMatchObject({ code: 9 });
     expect(await writes()).toEqual(before);
@@ -344,7 +348,7 @@ describe("CompleteSession", () => {
     expect(second.body.code).toBe("failed_precondition");
     expect((await get(user, s.id)).body.completed_at).toBe(first.body.completed_at);
     await expect(
-      svc.grpc.completeSession({ sessionId: s.id }, await svc.auth(user)),
+      svc.rpc.completeSession({ sessionId: s.id }, { headers: await svc.auth(user) }),
     ).rejects.toMatchObject({ code: 9 });
   });
 
@@ -368,8 +372,8 @@ describe("races", () => {
       Array.from({ length: 30 }, (_, i) =>
         i % 2
           ? answer(user, s.id, q1, "A1").then((r) => r.status)
-          : svc.grpc
-              .submitAnswer({ sessionId: s.id, questionId: q1, userAnswer: "A1" }, headers)
+          : svc.rpc
+              .submitAnswer({ sessionId: s.id, questionId: q1, userAnswer: "A1" }, { headers })
               .then(
                 () => 201,
                 (e: { code: number }) => (e.code === 6 ? 409 : e.code),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDuplicateKey } from "../../src/db/errors.js";
 import { ONE_ACTIVE_SESSION_KEY } from "../../src/db/practice-sessions-repository.js";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
-import type { SessionDetailJson as SessionJson } from "../../src/rest/to-json.js";
+import type { SessionDetailJson as SessionJson } from "../../src/rest/schemas.js";
 import {
   countRows,
   insertAnswer,
@@ -12,14 +12,14 @@ import {
   insertQuiz,
   insertSessions,
 } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
 
-let svc: TestService;
+let svc: InProcessService;
 let userCounter = 0;
 const newUser = () => `user-${++userCounter}`;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startInProcessService();
 });
 afterAll(async () => {
   await svc?.close();
@@ -187,7 +187,10 @@ describe("starting a session", () => {
     ]);
     expect(await countRows(svc.db, "practice_session_questions")).toBe(snapshotRowsBefore);
 
-    const grpc = await svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(user));
+    const grpc = await svc.rpc.startSession(
+      { quizId: quiz.quizId },
+      { headers: await svc.auth(user) },
+    );
     expect(grpc.created).toBe(false);
     expect(grpc.session?.id).toBe(started.body.id);
     expect(grpc.session?.answers.map((a) => a.questionId)).toEqual([q1, q2, q3]);
@@ -195,14 +198,17 @@ describe("starting a session", () => {
     expect(grpc.session?.completedAt).toBeUndefined();
   });
 
-  it("over gRPC and Connect says created=true for a new session", async () => {
+  it("over RPC and Connect says created=true for a new session", async () => {
     const quiz = await insertQuiz(svc.db);
-    const grpc = await svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(newUser()));
+    const grpc = await svc.rpc.startSession(
+      { quizId: quiz.quizId },
+      { headers: await svc.auth(newUser()) },
+    );
     expect(grpc.created).toBe(true);
     expect(grpc.session?.totalQuestions).toBe(3);
     expect(grpc.session?.answers).toEqual([]);
 
-    const connect = await svc.connect.startSession(
+    const connect = await svc.rpc.startSession(
       { quizId: quiz.quizId },
       { headers: await svc.auth(newUser()) },
     );
@@ -232,12 +238,12 @@ describe("starting a session", () => {
             id: r.body.id as string,
           }));
         case 1:
-          return svc.connect
+          return svc.rpc
             .startSession({ quizId: quiz.quizId }, { headers })
             .then((r) => ({ created: r.created, ok: true, id: r.session?.id ?? "" }));
         default:
-          return svc.grpc
-            .startSession({ quizId: quiz.quizId }, headers)
+          return svc.rpc
+            .startSession({ quizId: quiz.quizId }, { headers })
             .then((r) => ({ created: r.created, ok: true, id: r.session?.id ?? "" }));
       }
     });
@@ -390,7 +396,7 @@ describe("start errors", () => {
       '{"type":"about:blank","title":"Not Found","status":404,"detail":"quiz not found","code":"not_found"}',
     );
     await expect(
-      svc.grpc.startSession({ quizId }, await svc.auth(newUser())),
+      svc.rpc.startSession({ quizId }, { headers: await svc.auth(newUser()) }),
     ).rejects.toMatchObject({ code: 5 });
     expect(await countRows(svc.db, "practice_sessions")).toBe(before);
   });
@@ -401,12 +407,12 @@ describe("start errors", () => {
     const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`);
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ status: 400, code: "failed_precondition" });
-    const err = await svc.connect
+    const err = await svc.rpc
       .startSession({ quizId: quiz.quizId }, { headers: await svc.auth(newUser()) })
       .catch((e) => e);
     expect(ConnectError.from(err).code).toBe(Code.FailedPrecondition);
     await expect(
-      svc.grpc.startSession({ quizId: quiz.quizId }, await svc.auth(newUser())),
+      svc.rpc.startSession({ quizId: quiz.quizId }, { headers: await svc.auth(newUser()) }),
     ).rejects.toMatchObject({ code: 9 });
     expect(await countRows(svc.db, "practice_sessions")).toBe(before);
   });
@@ -415,6 +421,7 @@ describe("start errors", () => {
     ["a JSON array", "[]", "application/json"],
     ["a JSON string", '"x"', "application/json"],
     ["broken JSON", "{", "application/json"],
+    // A text/plain body is 415: test/integration/content-type.test.ts.
   ])("is 400 for a body that is %s", async (_name, body, type) => {
     const quiz = await insertQuiz(svc.db);
     const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`, {

@@ -6,13 +6,21 @@ import {
   type SessionSummary,
   type SnapshotQuestion,
 } from "../domain/session.js";
+import type {
+  AnswerJson,
+  QuizJson,
+  SessionDetailJson,
+  SessionJson,
+  SessionSummaryJson,
+  SnapshotQuestionJson,
+} from "./schemas.js";
 
 /**
- * The REST JSON shapes: snake_case names of the spec, RFC 3339 UTC times with
- * milliseconds, and nullable fields present as null, never omitted.
+ * Domain values to the REST JSON of rest/schemas.ts: the types come from the
+ * schemas, so a field the schema lacks (or misses) does not compile.
  */
 
-export function summaryToJson(s: SessionSummary) {
+export function summaryToJson(s: SessionSummary): SessionSummaryJson {
   return {
     id: s.id,
     quiz_id: s.quizId,
@@ -26,12 +34,7 @@ export function summaryToJson(s: SessionSummary) {
   };
 }
 
-/** A session with its answers, oldest first: the start/resume response. */
-export function sessionToJson(s: SessionSummary, answers: Answer[]) {
-  return { ...summaryToJson(s), answers: answers.map(answerToJson) };
-}
-
-export function answerToJson(a: Answer) {
+export function answerToJson(a: Answer): AnswerJson {
   return {
     question_id: a.questionId,
     user_answer: a.userAnswer,
@@ -40,8 +43,13 @@ export function answerToJson(a: Answer) {
   };
 }
 
+/** A session with its answers, oldest first: the completion response. */
+export function sessionToJson(s: SessionSummary, answers: Answer[]): SessionJson {
+  return { ...summaryToJson(s), answers: answers.map(answerToJson) };
+}
+
 /** One snapshot entry; `correct_answer` is set only in a completed session's review. */
-export function snapshotQuestionToJson(q: SnapshotQuestion) {
+export function snapshotQuestionToJson(q: SnapshotQuestion): SnapshotQuestionJson {
   return { position: q.position, question_id: q.questionId, correct_answer: q.correctAnswer };
 }
 
@@ -50,27 +58,16 @@ export function sessionDetailToJson(
   s: SessionSummary,
   answers: Answer[],
   questions: SnapshotQuestion[],
-) {
+): SessionDetailJson {
   return { ...sessionToJson(s, answers), questions: questions.map(snapshotQuestionToJson) };
 }
 
 /** GET /quizzes/{quiz_id}: the quiz's content, never a correct answer. */
-export function quizToJson(q: Quiz) {
+export function quizToJson(q: Quiz): QuizJson {
   return {
     id: q.id,
     study_guide_id: q.studyGuideId,
     title: q.title,
     questions: q.questions.map((x) => ({ id: x.id, position: x.position, prompt: x.prompt })),
   };
-}
-
-export type QuizJson = ReturnType<typeof quizToJson>;
-export type SummaryJson = ReturnType<typeof summaryToJson>;
-export type SessionJson = ReturnType<typeof sessionToJson>;
-export type SessionDetailJson = ReturnType<typeof sessionDetailToJson>;
-export type AnswerJson = ReturnType<typeof answerToJson>;
-export interface PageJson {
-  sessions: SummaryJson[];
-  next_cursor: string | null;
-  has_more: boolean;
 }

@@ -1,15 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { status as grpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { QuizJson } from "../../src/rest/to-json.js";
+import type { QuizJson } from "../../src/rest/schemas.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
 
-let svc: TestService;
+let svc: InProcessService;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startInProcessService();
 });
 afterAll(async () => {
   await svc?.close();
@@ -87,20 +86,20 @@ describe("GetQuiz: a quiz's content", () => {
     expect(rest.text).not.toContain("correct");
 
     const headers = await svc.auth(USER);
-    const grpc = await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, headers);
-    const connect = await svc.quizConnect.getQuiz({ quizId: quiz.quizId }, { headers });
+    const grpc = await svc.quizRpc.getQuiz({ quizId: quiz.quizId }, { headers });
+    const connect = await svc.quizRpc.getQuiz({ quizId: quiz.quizId }, { headers });
     for (const res of [grpc, connect]) {
       expect(JSON.stringify(res)).not.toContain("Paris-secret");
       expect(res.quiz?.questions.map((q) => q.prompt)).toEqual(["Capital of France?"]);
     }
   });
 
-  it("over gRPC and Connect: the same content as REST", async () => {
+  it("over RPC and Connect: the same content as REST", async () => {
     const quiz = await quizOutOfOrder();
     const rest = JSON.parse((await getQuiz(`/quizzes/${quiz.quizId}`)).text) as QuizJson;
     const headers = await svc.auth(USER);
-    const grpc = await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, headers);
-    const connect = await svc.quizConnect.getQuiz({ quizId: quiz.quizId }, { headers });
+    const grpc = await svc.quizRpc.getQuiz({ quizId: quiz.quizId }, { headers });
+    const connect = await svc.quizRpc.getQuiz({ quizId: quiz.quizId }, { headers });
     for (const res of [grpc, connect]) {
       expect(res.quiz).toMatchObject({
         id: rest.id,
@@ -136,10 +135,10 @@ describe("GetQuiz: a quiz's content", () => {
     }
     const headers = await svc.auth(USER);
     for (const id of ids.slice(0, 5)) {
-      const grpc = await svc.quizGrpc.getQuiz({ quizId: id }, headers).catch((e) => e);
-      expect((grpc as ServiceError).code, id).toBe(grpcStatus.NOT_FOUND);
-      expect((grpc as ServiceError).details).toBe("quiz not found");
-      const connect = await svc.quizConnect.getQuiz({ quizId: id }, { headers }).catch((e) => e);
+      const grpc = await svc.quizRpc.getQuiz({ quizId: id }, { headers }).catch((e) => e);
+      expect((grpc as ConnectError).code, id).toBe(Code.NotFound);
+      expect((grpc as ConnectError).rawMessage).toBe("quiz not found");
+      const connect = await svc.quizRpc.getQuiz({ quizId: id }, { headers }).catch((e) => e);
       expect(ConnectError.from(connect).code, id).toBe(Code.NotFound);
     }
   });
@@ -152,12 +151,12 @@ describe("GetQuiz: a quiz's content", () => {
     expect(body.questions.map((q) => q.id)).toEqual([quiz.questionIds[1], added]);
   });
 
-  it("needs a valid token like every call (401 + WWW-Authenticate; unauthenticated over gRPC)", async () => {
+  it("needs a valid token like every call (401 + WWW-Authenticate; unauthenticated over RPC)", async () => {
     const quiz = await insertQuiz(svc.db);
     const res = await getQuiz(`/quizzes/${quiz.quizId}`, null);
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
-    const grpc = await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }).catch((e) => e);
-    expect((grpc as ServiceError).code).toBe(grpcStatus.UNAUTHENTICATED);
+    const grpc = await svc.quizRpc.getQuiz({ quizId: quiz.quizId }).catch((e) => e);
+    expect((grpc as ConnectError).code).toBe(Code.Unauthenticated);
   });
 });

@@ -1,16 +1,16 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionStatus } from "../../gen/practice/v1/practice_session_service_pb.js";
-import type { PageJson } from "../../src/rest/to-json.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import {
   insertQuiz,
   insertSessions,
   type QuizFixture,
   type SessionRow,
 } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
 
-let svc: TestService;
+let svc: InProcessService;
 let quiz: QuizFixture;
 let history: SessionRow[];
 const OWNER = "walker";
@@ -23,7 +23,7 @@ const newestFirst = (a: SessionRow, b: SessionRow) =>
   b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startInProcessService();
   quiz = await insertQuiz(svc.db, { createdBy: "the-author" });
   const base = Date.parse("2026-06-01T00:00:00.000Z");
   // 250 sessions: 100 share one started_at, the rest come in pairs; ids are
@@ -106,7 +106,7 @@ describe("listing sessions", () => {
     ["no filter", SessionStatus.UNSPECIFIED, () => true],
     ["active", SessionStatus.ACTIVE, (s: SessionRow) => !s.completedAt],
     ["completed", SessionStatus.COMPLETED, (s: SessionRow) => !!s.completedAt],
-  ] as const)("walks every page over gRPC with %s", async (_n, status, keep) => {
+  ] as const)("walks every page over RPC with %s", async (_n, status, keep) => {
     const expected = history
       .filter(keep)
       .sort(newestFirst)
@@ -115,9 +115,9 @@ describe("listing sessions", () => {
     const seen: string[] = [];
     let cursor = "";
     for (let pages = 0; pages < 100; pages++) {
-      const page = await svc.grpc.listSessions(
+      const page = await svc.rpc.listSessions(
         { quizId: quiz.quizId, status, limit: 33, cursor },
-        headers,
+        { headers },
       );
       seen.push(...page.sessions.map((s) => s.id));
       const last = seen.length === expected.length;
@@ -134,7 +134,10 @@ describe("listing sessions", () => {
     expect(first.body.sessions).toHaveLength(20);
     const big = await restPage(OWNER, "?limit=100");
     expect(big.body.sessions).toHaveLength(100);
-    const grpc = await svc.grpc.listSessions({ quizId: quiz.quizId }, await svc.auth(OWNER));
+    const grpc = await svc.rpc.listSessions(
+      { quizId: quiz.quizId },
+      { headers: await svc.auth(OWNER) },
+    );
     expect(grpc.sessions).toHaveLength(20);
   });
 
@@ -201,7 +204,7 @@ describe("listing sessions", () => {
       .rest(OWNER, "GET", `/api/quizzes/${quiz.quizId}/sessions?limit=3`)
       .then((r) => r.json() as Promise<PageJson>);
     expect(api).toEqual(plain);
-    const connect = await svc.connect.listSessions(
+    const connect = await svc.rpc.listSessions(
       { quizId: quiz.quizId, limit: 3 },
       { headers: await svc.auth(OWNER) },
     );
@@ -241,9 +244,11 @@ describe("list errors", () => {
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       expect(await res.text()).toBe(NOT_FOUND);
-      await expect(svc.grpc.listSessions({ quizId }, await svc.auth(OWNER))).rejects.toMatchObject({
+      await expect(
+        svc.rpc.listSessions({ quizId }, { headers: await svc.auth(OWNER) }),
+      ).rejects.toMatchObject({
         code: 5,
-        details: "quiz not found",
+        rawMessage: "quiz not found",
       });
     }
   });
@@ -279,12 +284,12 @@ describe("list errors", () => {
     [{ limit: 101 }],
     [{ status: 7 as SessionStatus }],
     [{ cursor: "garbage" }],
-  ])("is invalid_argument over gRPC and Connect for %j", async (bad) => {
+  ])("is invalid_argument over RPC and Connect for %j", async (bad) => {
     const headers = await svc.auth(OWNER);
     await expect(
-      svc.grpc.listSessions({ quizId: quiz.quizId, ...bad }, headers),
+      svc.rpc.listSessions({ quizId: quiz.quizId, ...bad }, { headers }),
     ).rejects.toMatchObject({ code: 3 });
-    const err = await svc.connect
+    const err = await svc.rpc
       .listSessions({ quizId: quiz.quizId, ...bad }, { headers })
       .catch((e) => e);
     expect(ConnectError.from(err).code).toBe(Code.InvalidArgument);

@@ -1,0 +1,56 @@
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-web";
+// The repository's generated code (buf generate → gen/). In your app, import
+// your own copy of it, or the package your team publishes it in.
+import { PracticeSessionService } from "../../../gen/practice/v1/practice_session_service_pb.js";
+import { QuizService } from "../../../gen/practice/v1/quiz_service_pb.js";
+import type { PageConfig } from "./config.js";
+
+/** Typed clients of the two services, over one transport. */
+export function createClients(config: PageConfig) {
+  // Every call carries the bearer token; the service answers `unauthenticated` without it.
+  const bearer: Interceptor = (next) => (req) => {
+    req.header.set("authorization", `Bearer ${config.token}`);
+    return next(req);
+  };
+  const options = { baseUrl: config.serviceUrl, interceptors: [bearer] };
+  const transport =
+    config.protocol === "grpc-web"
+      ? createGrpcWebTransport(options)
+      : createConnectTransport(options);
+  return {
+    sessions: createClient(PracticeSessionService, transport),
+    quizzes: createClient(QuizService, transport),
+  };
+}
+
+export type Clients = ReturnType<typeof createClients>;
+
+/** An error as a sentence for the person at the page, with a hint where one helps. */
+export function describeError(err: unknown, crossOrigin: boolean): string {
+  const e = ConnectError.from(err);
+  const hint =
+    e.code === Code.Unauthenticated
+      ? " Open the page again from the link the service printed, or get a new token."
+      : e.code === Code.NotFound
+        ? " Check the quiz id."
+        : e.code === Code.Unknown || e.code === Code.Unavailable
+          ? crossOrigin
+            ? " Is the service running, and is this page's origin in its CORS_ORIGINS?"
+            : " Is the service running?"
+          : "";
+  const message = e.rawMessage || e.message;
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? "" : "."}${hint}`;
+}
+
+/** The `sub` of a JWT, to say who is practising; "" if it cannot be read. */
+export function tokenSubject(token: string): string {
+  try {
+    const payload = token.split(".")[1] ?? "";
+    const json = atob(payload.replace(/-/g, "+").replace(/_/g, "/"));
+    const sub: unknown = JSON.parse(json).sub;
+    return typeof sub === "string" ? sub : "";
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * How a write that lost a race runs again. On one server a deadlock is rare;
+ * on Galera every pair of transactions of two nodes that write the same row
+ * conflicts at certification (errno 1213), and runs of 3 or 4 conflicts in a
+ * row were seen under races. Running again at once lets the same parties
+ * collide again; a random wait (full jitter: 0 to a cap that doubles per
+ * attempt) spreads them out. Retries stop when the next one would start past
+ * the budget, the request's deadline: the caller then gets the error.
+ */
+export interface RetryPolicy {
+  /** Most runs in all, the first included. */
+  maxAttempts: number;
+  /** Cap of the first wait; doubles per attempt up to `maxDelayMs`. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** No retry starts later than this after the first run began. */
+  budgetMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 8,
+  baseDelayMs: 4,
+  maxDelayMs: 200,
+  budgetMs: 10_000,
+};
+
+/** Random wait before attempt `n + 1` (n >= 1): uniform in [0, min(max, base * 2^(n-1))). */
+export function backoffDelay(policy: RetryPolicy, n: number, random = Math.random): number {
+  const cap = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (n - 1));
+  return Math.floor(random() * cap);
+}
+
+/**
+ * Runs `attempt` until it succeeds, or fails with an error `retryable` does
+ * not accept, or the policy says stop; then throws that last error.
+ */
+export async function withRetries<T>(
+  attempt: () => Promise<T>,
+  retryable: (err: unknown) => boolean,
+  policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+): Promise<T> {
+  const started = Date.now();
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!retryable(err) || n >= policy.maxAttempts) throw err;
+      const delay = backoffDelay(policy, n);
+      if (Date.now() + delay - started > policy.budgetMs) throw err;
+      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

@@ -1,0 +1,226 @@
+import { type TSchema, Type } from "@fastify/type-provider-typebox";
+import { titleOf, UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
+import {
+  AnswerResult,
+  ListQuery,
+  NewAnswer,
+  NoOptions,
+  Problem,
+  Quiz,
+  QuizParams,
+  Session,
+  SessionDetail,
+  SessionPage,
+  SessionParams,
+} from "./schemas.js";
+
+/**
+ * The route schemas of the REST gateway, one per operation: Fastify
+ * validates params, query and body with them, serializes each documented
+ * response with them, and @fastify/swagger turns them into /openapi.json.
+ * A response a route can give must be listed here, with its status.
+ */
+
+const json = <T extends TSchema>(description: string, schema: T) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+/** A problem+json response, with named examples of the bodies it can carry. */
+const problems = (
+  status: number,
+  description: string,
+  examples: Record<string, [code: string, detail: string]>,
+) => ({
+  description,
+  content: {
+    "application/problem+json": {
+      schema: Problem,
+      examples: Object.fromEntries(
+        Object.entries(examples).map(([name, [code, detail]]) => [
+          name,
+          { value: { type: "about:blank", title: titleOf(status), status, detail, code } },
+        ]),
+      ),
+    },
+  },
+});
+
+const unauthorized = {
+  ...problems(
+    401,
+    "No bearer token, or one that is malformed, expired, not yet valid or wrongly signed.",
+    {
+      missing: ["unauthenticated", "missing or invalid bearer token"],
+      expired: ["unauthenticated", "bearer token expired: get a new token"],
+    },
+  ),
+  headers: {
+    "WWW-Authenticate": Type.Union(
+      [
+        Type.Literal("Bearer"),
+        Type.Literal('Bearer error="invalid_token", error_description="The access token expired"'),
+      ],
+      {
+        description:
+          "RFC 6750: `Bearer`, or for an authentic token past its `exp` " +
+          '`Bearer error="invalid_token", error_description="The access token expired"`.',
+      },
+    ),
+  },
+};
+/** POST bodies are JSON only. */
+const unsupportedMediaType = problems(
+  415,
+  "A body sent with another content type than application/json (or with none).",
+  { text: ["invalid_argument", UNSUPPORTED_MEDIA_TYPE] },
+);
+const unavailable = problems(503, "The database is unreachable; retry later.", {
+  database: ["unavailable", "service temporarily unavailable, try again"],
+});
+const quizErrors = {
+  401: unauthorized,
+  404: problems(
+    404,
+    "The quiz does not exist, is deleted, or is under a deleted study guide (one body for all).",
+    { quiz: ["not_found", "quiz not found"] },
+  ),
+  503: unavailable,
+};
+const sessionErrors = {
+  401: unauthorized,
+  404: problems(
+    404,
+    "No such session of the caller's: another user's, unknown or malformed (one body for all).",
+    { session: ["not_found", "session not found"] },
+  ),
+  503: unavailable,
+};
+const completed: [string, string] = ["failed_precondition", "session is already completed"];
+const expired: [string, string] = [
+  "failed_precondition",
+  "session expired: it was started more than 7 days ago; start the quiz again for a new session",
+];
+
+export const getQuiz = {
+  operationId: "getQuiz",
+  tags: ["quizzes"],
+  summary: "A quiz's title and questions, by position, without correct answers",
+  description:
+    "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
+    "the same 404 as the list.",
+  params: QuizParams,
+  response: { 200: json("The quiz.", Quiz), ...quizErrors },
+};
+
+export const listSessions = {
+  operationId: "listSessions",
+  tags: ["sessions"],
+  summary: "List the caller's sessions on a quiz, newest first",
+  description:
+    "Ordered by started_at descending, then id descending; keyset pages. Only the " +
+    "caller's own sessions. Each query parameter may be given at most once.",
+  params: QuizParams,
+  querystring: ListQuery,
+  response: {
+    200: json("A page of sessions.", SessionPage),
+    400: problems(400, "A query parameter is not valid.", {
+      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
+      status: ["invalid_argument", 'status must be "active" or "completed"'],
+      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+    }),
+    ...quizErrors,
+  },
+};
+
+export const startSession = {
+  operationId: "startSession",
+  tags: ["sessions"],
+  summary: "Start a session on a quiz, or resume the caller's in-progress one",
+  description:
+    "Creates a session that freezes the quiz's current questions (201), or returns the " +
+    "caller's in-progress session with its answers (200), with its snapshot either way. An " +
+    "in-progress session started more than 7 days ago is deleted first. A quiz without " +
+    "questions is 400 `failed_precondition`. No body, or a JSON object: there are no options.",
+  params: QuizParams,
+  body: NoOptions,
+  response: {
+    201: {
+      ...json("A new session, with no answers.", SessionDetail),
+      headers: {
+        Location: Type.String({
+          format: "uri-reference",
+          description: "The new session: `/sessions/{id}`, or `/api/sessions/{id}` under /api.",
+        }),
+      },
+    },
+    200: json("The caller's in-progress session, with its answers so far.", SessionDetail),
+    400: problems(400, "The quiz has no questions, or the body is not empty or a JSON object.", {
+      noQuestions: ["failed_precondition", "quiz has no questions to practise"],
+      body: ["invalid_argument", "request body must be empty or a JSON object"],
+    }),
+    415: unsupportedMediaType,
+    ...quizErrors,
+  },
+};
+
+export const getSession = {
+  operationId: "getSession",
+  tags: ["sessions"],
+  summary: "One of the caller's sessions, with its answers and snapshot",
+  description:
+    "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
+    "Once the session is completed, each snapshot question carries its current " +
+    "`correct_answer` (null for a deleted question), for review; null while in progress.",
+  params: SessionParams,
+  response: { 200: json("The session.", SessionDetail), ...sessionErrors },
+};
+
+export const submitAnswer = {
+  operationId: "submitAnswer",
+  tags: ["sessions"],
+  summary: "Answer one question of an in-progress session",
+  description:
+    "The service decides `is_correct` (trimmed, case-insensitive, after Unicode NFC). " +
+    "One answer per question.",
+  params: SessionParams,
+  body: NewAnswer,
+  response: {
+    201: json("The stored answer and the session's new counts.", AnswerResult),
+    400: problems(
+      400,
+      "A bad answer, a question outside the session, or a completed or expired session.",
+      {
+        answer: [
+          "invalid_argument",
+          "user_answer must be 1 to 1000 characters and not only white space",
+        ],
+        question: ["invalid_argument", "question_id is not a question of this session"],
+        completed,
+        expired,
+      },
+    ),
+    409: problems(409, "The question is answered already in this session.", {
+      again: ["already_exists", "question already answered in this session"],
+    }),
+    415: unsupportedMediaType,
+    ...sessionErrors,
+  },
+};
+
+export const completeSession = {
+  operationId: "completeSession",
+  tags: ["sessions"],
+  summary: "Complete an in-progress session",
+  description:
+    "Sets completed_at and so the score. Completing twice, or an expired session (in " +
+    "progress, started over 7 days ago), is 400 `failed_precondition`. No body, or a JSON object.",
+  params: SessionParams,
+  body: NoOptions,
+  response: {
+    200: json("The completed session with its answers.", Session),
+    400: problems(400, "The session is completed already, or expired.", { completed, expired }),
+    415: unsupportedMediaType,
+    ...sessionErrors,
+  },
+};

@@ -1,0 +1,191 @@
+import { type Static, type TSchema, Type } from "@fastify/type-provider-typebox";
+import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
+
+/**
+ * The REST gateway's JSON, described once: these TypeBox schemas validate
+ * requests, serialize responses (fast-json-stringify), type the handlers and
+ * make the OpenAPI document (@fastify/swagger, rest/openapi.ts). Names are the
+ * spec's snake_case; times are RFC 3339 UTC with milliseconds; nullable
+ * fields are present as null, never omitted.
+ */
+
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const DatabaseId = (description?: string) =>
+  Type.String({ pattern: "^[1-9][0-9]*$", ...(description && { description }) });
+const Time = (description?: string) =>
+  Type.String({ format: "date-time", ...(description && { description }) });
+
+const summaryFields = {
+  id: Type.String({ format: "uuid", description: "Session id, a UUIDv7." }),
+  quiz_id: DatabaseId("The quiz's id: a decimal string."),
+  started_at: Time("Lists are ordered by it, newest first."),
+  completed_at: nullable(Time("null while the session is in progress.")),
+  total_questions: Type.Integer({
+    minimum: 0,
+    description: "Questions in the session's snapshot, counted at start.",
+  }),
+  correct_answers: Type.Integer({ minimum: 0 }),
+  score_percentage: nullable(
+    Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description:
+        "round(correct_answers / total_questions * 100) once completed; null while in progress.",
+    }),
+  ),
+  answered_questions: Type.Integer({
+    minimum: 0,
+    description: "How many answers the session holds so far.",
+  }),
+  expires_at: nullable(
+    Time(
+      "started_at + 7 days while in progress: after it, answers and completion are 400 " +
+        "`failed_precondition` and the next start replaces the session. null once completed.",
+    ),
+  ),
+};
+
+/** A session without its answers: an item of a list page. */
+export const SessionSummary = Type.Object(summaryFields, {
+  description: "A session without its answers: an item of a list page.",
+});
+
+export const Answer = Type.Object({
+  question_id: nullable(DatabaseId("null once the question has been deleted from the quiz.")),
+  user_answer: nullable(Type.String()),
+  is_correct: nullable(Type.Boolean()),
+  answered_at: Time(),
+});
+
+export const SnapshotQuestion = Type.Object({
+  position: Type.Integer({ minimum: 1 }),
+  question_id: nullable(DatabaseId("null once the question has been deleted from the quiz.")),
+  correct_answer: nullable(
+    Type.String({
+      description:
+        "For review: the question's current correct answer once the session is completed " +
+        "(GET /sessions/{id}); null while in progress and for a deleted question.",
+    }),
+  ),
+});
+
+/** A session with its answers, oldest first. */
+export const Session = Type.Object(
+  { ...summaryFields, answers: Type.Array(Answer) },
+  { description: "A session with every answer so far, oldest first." },
+);
+
+/** A session with its answers, oldest first, and its snapshot. */
+export const SessionDetail = Type.Object(
+  {
+    ...summaryFields,
+    answers: Type.Array(Answer),
+    questions: Type.Array(SnapshotQuestion, {
+      description: "The snapshot frozen at start, by position: the questions to answer.",
+    }),
+  },
+  { description: "A session with its answers, oldest first, and its snapshot." },
+);
+
+export const SessionPage = Type.Object({
+  sessions: Type.Array(SessionSummary),
+  next_cursor: nullable(
+    Type.String({
+      pattern: "^[A-Za-z0-9_-]+$",
+      description: "Opaque; pass it as `cursor` for the next page. null on the last page.",
+    }),
+  ),
+  has_more: Type.Boolean({ description: "false on the last page." }),
+});
+
+export const AnswerResult = Type.Object({ answer: Answer, session: SessionSummary });
+
+export const Quiz = Type.Object(
+  {
+    id: DatabaseId(),
+    study_guide_id: DatabaseId(),
+    title: Type.String(),
+    questions: Type.Array(
+      Type.Object({
+        id: DatabaseId("The question_id to answer with."),
+        position: Type.Integer({ minimum: 1, description: "1-based order in the quiz." }),
+        prompt: Type.String(),
+      }),
+      { description: "By position." },
+    ),
+  },
+  { description: "A quiz's content: never a correct answer." },
+);
+
+/** RFC 9457 problem details, plus `code`, the Connect error code. */
+export const Problem = Type.Object(
+  {
+    type: Type.String({ format: "uri-reference" }),
+    title: Type.String({ description: "The HTTP status text." }),
+    status: Type.Integer({ minimum: 400, maximum: 599 }),
+    detail: Type.String({ description: "What went wrong; never a stack trace or SQL." }),
+    code: Type.String({
+      description:
+        "Connect error code: `invalid_argument`, `failed_precondition`, `unauthenticated`, " +
+        "`not_found`, `unavailable`, ... The HTTP status follows Connect's code-to-HTTP table.",
+    }),
+  },
+  { description: "RFC 9457 problem details, plus `code`, the Connect error code." },
+);
+
+// ---- requests ----
+
+export const QuizParams = Type.Object({
+  quiz_id: Type.String({
+    description: "The quiz's id. A value that names no quiz (`abc`, `0`) is 404.",
+  }),
+});
+
+export const SessionParams = Type.Object({
+  id: Type.String({
+    description: "The session's id. Another user's, unknown or malformed ids are 404.",
+  }),
+});
+
+export const ListQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union([Type.Literal("active"), Type.Literal("completed")], {
+      description: "Only in-progress (`active`) or only `completed` sessions; both if absent.",
+    }),
+  ),
+  limit: Type.Optional(
+    Type.String({
+      pattern: "^[0-9]+$",
+      description: `Page size: decimal digits, 1 to ${MAX_PAGE_SIZE}; 20 if absent.`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      description: "`next_cursor` of the previous page; absent or empty for the first page.",
+    }),
+  ),
+});
+
+/** POST bodies without options: none, or any JSON object (its fields are ignored). */
+export const NoOptions = Type.Object({}, { description: "No body, or a JSON object." });
+
+export const NewAnswer = Type.Object({
+  question_id: Type.String({ description: "A question of the session's snapshot." }),
+  // The length rule is the use case's (it runs after the session checks, as
+  // over RPC): stated here, not validated twice.
+  user_answer: Type.String({
+    description: `1 to ${MAX_ANSWER_LENGTH} characters (code points), not only white space; stored as sent.`,
+  }),
+});
+
+export type SessionSummaryJson = Static<typeof SessionSummary>;
+export type AnswerJson = Static<typeof Answer>;
+export type SnapshotQuestionJson = Static<typeof SnapshotQuestion>;
+export type SessionJson = Static<typeof Session>;
+export type SessionDetailJson = Static<typeof SessionDetail>;
+export type SessionPageJson = Static<typeof SessionPage>;
+export type QuizJson = Static<typeof Quiz>;
+export type ProblemJson = Static<typeof Problem>;
+/** Names the tests use. */
+export type SummaryJson = SessionSummaryJson;
+export type PageJson = SessionPageJson;
