@@ -34,6 +34,9 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
     servers: url.split(",").map((s) => s.trim()),
     name,
     maxReconnectAttempts: -1,
+    // A server that does not answer at all (no refusal) fails the attempt in
+    // 5 s, not the default 20: the relay's stop() waits for it.
+    timeout: 5000,
     reconnectTimeWait: 500,
     // Short pings: a NATS that vanished without a FIN is noticed in seconds.
     pingInterval: 5000,
