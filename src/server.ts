@@ -83,6 +83,8 @@ export interface ServerDeps {
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
+  /** The /metrics registry's owner, shared with the outbox relay. Default: a new one on `pool`. */
+  metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
@@ -152,7 +154,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
-  const metrics = new Metrics(deps.pool);
+  const metrics = deps.metrics ?? new Metrics(deps.pool);
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
