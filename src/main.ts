@@ -8,6 +8,8 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
+import { OutboxRelay } from "./events/relay.js";
+import { OutboxMetrics } from "./events/relay-metrics.js";
 import { servePort } from "./one-port.js";
 import { Admission } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
@@ -92,11 +94,12 @@ async function main() {
   const health = new HealthMonitor(database.db, { probe: database.probe });
   if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const metrics = new Metrics(database.pool);
+  const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
   const app = await buildServer({
-    metrics,
     admission: new Admission(admissionLimits(config.maxInFlight)),
     db: database.db,
     pool: database.pool,
+    metrics,
     reads,
     health,
     corsOrigins: config.corsOrigins,
@@ -105,7 +108,6 @@ async function main() {
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
     tls: config.tls,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
     practicePage,
   });
   const port = servePort(app, config.tls !== undefined);
@@ -128,6 +130,29 @@ async function main() {
     scrape.listen(config.metricsPort, config.host, () => resolve());
   });
   logger.info({ port: config.metricsPort }, "metrics listening (GET /metrics)");
+
+  // Events always go to the outbox; they leave it only when a relay runs.
+  const { nats, relayInProcess } = config.events;
+  const relay =
+    nats && relayInProcess
+      ? new OutboxRelay({
+          db: database.db,
+          target: nats,
+          logger,
+          metrics: outboxMetrics,
+          batchSize: config.events.batchSize,
+          leaseMs: config.events.leaseMs,
+        })
+      : undefined;
+  relay?.start();
+  logger.info(
+    { nats: nats?.url, stream: nats?.stream, relay: relay !== undefined },
+    relay
+      ? "outbox relay on"
+      : nats
+        ? "outbox relay off here (OUTBOX_RELAY=off): run npm run relay"
+        : "outbox relay off (no NATS_URL): events wait in the outbox",
+  );
 
   if (devMode && jwt.secret !== undefined) {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
@@ -172,6 +197,7 @@ async function main() {
       scrape.close();
       scrape.closeAllConnections();
       await port.close(config.shutdownTimeoutMs);
+      await relay?.stop();
       await database.close();
       await readDatabase?.close();
       logger.info("stopped");

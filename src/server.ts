@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { ServerOptions as Http2ServerOptions } from "node:http2";
+import type { IncomingMessage } from "node:http";
+import type { ServerOptions as Http2ServerOptions, Http2ServerRequest } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -43,12 +44,14 @@ import {
   REQUEST_TIMEOUT_MS,
 } from "./limits.js";
 import { Admission, type AdmissionLimits } from "./ops/admission.js";
+import { clientGone } from "./ops/client-gone.js";
 import { registerCors } from "./ops/cors.js";
 import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { opsRoutes } from "./ops/ops-routes.js";
+import { recordOutcome } from "./ops/outcome.js";
 import {
   reflectionRegistry,
   reflectionService,
@@ -58,10 +61,28 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
+import { clientGoneKey } from "./rpc/admission-interceptor.js";
+import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
+import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
+import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
-import { STREAM_LIMITS, type StreamLimits, streamLimitsInterceptor } from "./rpc/stream-limits.js";
+import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
+import {
+  connectionKey,
+  STREAM_LIMITS,
+  type StreamLimits,
+  streamLimitsInterceptor,
+} from "./rpc/stream-limits.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
+    rpcStreams?: H2StreamHandler;
+    /** Serves the HTTP/1.1 requests that are unary Connect calls (false: Fastify's). */
+    rpcHttp1?: Http1RpcHandler;
+  }
+}
 
 export interface ServerDeps {
   db: Db;
@@ -70,14 +91,15 @@ export interface ServerDeps {
   logger: Logger;
   /** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
   tls?: { certFile: string; keyFile: string };
-  /** How long Connect waits for in-flight calls when the app closes. */
-  shutdownTimeoutMs?: number;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
-  /** Where requests are counted; served on its own listener (ops/metrics-server.ts). Default: a new one. */
-  metrics?: Metrics;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
+  /**
+   * The /metrics registry's owner, shared with the outbox relay and served on
+   * its own listener (ops/metrics-server.ts). Default: a new one on `pool`.
+   */
+  metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
@@ -190,39 +212,54 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {
-    contextValues: (req: FastifyRequest) => createContextValues().set(fastifyRequestKey, req),
+    contextValues: (req: FastifyRequest) =>
+      createContextValues()
+        .set(callOutcomeKey, {
+          settle: (code, userId) => recordOutcome(req, { code, userId }),
+        })
+        .set(clientGoneKey, () => clientGone(req.raw))
+        .set(connectionKey, connectionOf(req.raw as IncomingMessage | Http2ServerRequest)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
-    shutdownTimeoutMs: deps.shutdownTimeoutMs,
   };
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    ...practiceRpc({
+  const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
+  const rpcGroups: RpcRoutes[] = [
+    practiceRpc({
       sessions,
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
       admission,
-      logFailure,
+      onFailure,
     }),
-  });
-  // Health and reflection: for probes and tools, which carry no token; and
-  // no server deadline, since Watch and reflection streams last on purpose.
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    routes: (router) => {
-      router.service(
-        Health,
-        healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
-      );
-      router.service(ServerReflection, reflectionService(registry, services));
-      router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+    // Health and reflection: for probes and tools, which carry no token; and
+    // no server deadline, since Watch and reflection streams last on purpose.
+    {
+      routes: (router) => {
+        router.service(
+          Health,
+          healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
+        );
+        router.service(ServerReflection, reflectionService(registry, services));
+        router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+      },
+      interceptors: [
+        outcomeInterceptor(onFailure),
+        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
+      ],
     },
-    interceptors: [
-      outcomeInterceptor(logFailure),
-      streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
-    ],
+  ];
+  for (const group of rpcGroups)
+    await app.register(fastifyConnectPlugin, { ...rpcOptions, ...group });
+  // RPCs from servers and tools skip Fastify (see one-port.ts): the same
+  // routes and interceptors, a leaner path.
+  const table = buildRpcTable(rpcGroups, {
+    readMaxBytes: MAX_BODY_BYTES,
+    compressMinBytes: COMPRESS_MIN_BYTES,
   });
+  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, metrics, logger: deps.logger };
+  app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
+  app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {
@@ -255,6 +292,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
  */
 export function admissionLimits(maxInFlight: number): AdmissionLimits {
   return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
+}
+
+/** One HTTP/2 session, or one HTTP/1.1 socket, is one connection. */
+function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
+  return "stream" in raw ? (raw.stream.session ?? raw.stream) : raw.socket;
 }
 
 /** The URL paths of the services' procedures ("/pkg.Service/Method"). */

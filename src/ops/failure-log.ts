@@ -1,5 +1,4 @@
 import { ConnectError } from "@connectrpc/connect";
-import type { FastifyBaseLogger } from "fastify";
 
 /** Warnings about shed load and client errors written per second at most (with a burst of as many). */
 const WARNINGS_PER_SECOND = 10;
@@ -8,7 +7,13 @@ const WARNINGS_PER_SECOND = 10;
 const LOAD_STATUSES = new Set([429, 503, 504]);
 
 /** Logs one failed request answered with HTTP `status` (see `failureLog`). */
-export type LogFailure = (log: FastifyBaseLogger, err: unknown, status: number) => void;
+export type LogFailure = (log: FailureLogger, err: unknown, status: number) => void;
+
+/** What it needs of a logger (pino's, or a Fastify request's). */
+export interface FailureLogger {
+  warn(fields: object, msg: string): void;
+  error(fields: object, msg: string): void;
+}
 
 /**
  * A logger of failed requests. Errors of ours (500 and the like) go at

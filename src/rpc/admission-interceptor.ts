@@ -1,7 +1,15 @@
-import type { Interceptor } from "@connectrpc/connect";
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
 import { type Admission, abortError } from "../ops/admission.js";
-import { clientGone } from "../ops/client-gone.js";
-import { fastifyRequestKey } from "./outcome-interceptor.js";
+
+/**
+ * Whether the call's client has already gone (its stream reset or closed,
+ * its connection closed): set by whatever serves the call (server.ts for
+ * Fastify, the HTTP/2 and HTTP/1.1 adapters), which know the stream. An
+ * abort signal alone may not tell yet.
+ */
+export const clientGoneKey = createContextKey<() => boolean>(() => false, {
+  description: "whether the call's client has gone",
+});
 
 /**
  * Runs a unary call only if its client is still there and admission
@@ -12,8 +20,8 @@ import { fastifyRequestKey } from "./outcome-interceptor.js";
  */
 export function admissionInterceptor(admission: Admission): Interceptor {
   return (next) => async (req) => {
-    const request = req.contextValues.get(fastifyRequestKey);
-    const gone = () => req.signal.aborted || (request !== undefined && clientGone(request.raw));
+    const clientGone = req.contextValues.get(clientGoneKey);
+    const gone = () => req.signal.aborted || clientGone();
     // The signal says why (a deadline already passed, or the client left).
     if (gone()) throw abortError(req.signal);
     const release = await admission.acquire(req.signal);

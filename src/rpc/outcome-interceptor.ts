@@ -1,31 +1,38 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import type { FastifyRequest } from "fastify";
-import type { LogFailure } from "../ops/failure-log.js";
-import { recordOutcome } from "../ops/outcome.js";
 import { userIdKey } from "./auth-interceptor.js";
 
-/** The Fastify request under a Connect call (set by the plugin's `contextValues`). */
-export const fastifyRequestKey = createContextKey<FastifyRequest | undefined>(undefined, {
-  description: "the Fastify request of the call",
+/**
+ * Where a call's outcome goes: its Connect code and its user, for the request
+ * log and metrics. Over Fastify it writes to the Fastify request; over the
+ * HTTP/2 stream adapter, to the adapter's own record of the call.
+ */
+export interface CallOutcome {
+  settle(code: string, userId: string): void;
+}
+
+/** The call's outcome sink (set by whatever adapter serves the call). */
+export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefined, {
+  description: "where the call's outcome is reported",
 });
 
 /**
  * Tells the request log and metrics how a call ended: its Connect code and
  * its user. Put it first (outermost) so it sees errors of every interceptor
  * after it, authentication included. Streams report when they end.
- * Failures answered 5xx go to `logFailure` (ours with their stack, shed
- * load briefly and rate-limited).
+ * Failures that would be 5xx over HTTP go to `onFailure` (ops/failure-log.ts:
+ * ours with their stack, shed load briefly and rate-limited).
  */
-export function outcomeInterceptor(logFailure?: LogFailure): Interceptor {
+export function outcomeInterceptor(
+  onFailure?: (err: unknown, status: number) => void,
+): Interceptor {
   return (next) => async (req) => {
-    const request = req.contextValues.get(fastifyRequestKey);
+    const sink = req.contextValues.get(callOutcomeKey);
     const settle = (code: string, err?: unknown) => {
-      if (request === undefined) return;
-      recordOutcome(request, { code, userId: req.contextValues.get(userIdKey) });
-      if (err === undefined) return;
+      sink?.settle(code, req.contextValues.get(userIdKey));
+      if (err === undefined || onFailure === undefined) return;
       const status = codeToHttpStatus(ConnectError.from(err).code);
-      if (status >= 500) logFailure?.(request.log, err, status);
+      if (status >= 500) onFailure(err, status);
     };
     let res: Awaited<ReturnType<typeof next>>;
     try {

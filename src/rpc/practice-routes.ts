@@ -5,7 +5,6 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
-import type { LogFailure } from "../ops/failure-log.js";
 import { admissionInterceptor } from "./admission-interceptor.js";
 import { authInterceptor } from "./auth-interceptor.js";
 import { deadlineInterceptor } from "./deadline-interceptor.js";
@@ -21,8 +20,8 @@ export interface PracticeRpcOptions {
   requestTimeoutMs: number;
   /** Admission control (admission-interceptor.ts); none: every call runs. */
   admission?: Admission;
-  /** Where failures answered 5xx are logged (ops/failure-log.ts). */
-  logFailure?: LogFailure;
+  /** Where failures that would be 5xx are logged (ops/failure-log.ts). */
+  onFailure?: (err: unknown, status: number) => void;
 }
 
 /**
@@ -42,7 +41,7 @@ export function practiceRpc(options: PracticeRpcOptions): {
     // outcomeInterceptor first (outermost): it sees the errors of the others.
     // Admission inside the deadline: the slot is held while the handler really runs.
     interceptors: [
-      outcomeInterceptor(options.logFailure),
+      outcomeInterceptor(options.onFailure),
       deadlineInterceptor(options.requestTimeoutMs),
       ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),

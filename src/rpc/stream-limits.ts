@@ -1,7 +1,12 @@
-import type { IncomingMessage } from "node:http";
-import type { Http2ServerRequest } from "node:http2";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { fastifyRequestKey } from "./outcome-interceptor.js";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+
+/**
+ * The connection a call came on (an HTTP/2 session, an HTTP/1.1 socket):
+ * set by whatever serves the call, for the per-connection caps.
+ */
+export const connectionKey = createContextKey<object | undefined>(undefined, {
+  description: "the call's connection",
+});
 
 /** Caps on long-lived streams (health Watch, reflection). */
 export interface StreamLimits {
@@ -37,13 +42,7 @@ export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): I
   let total = 0;
   return (next) => async (req) => {
     if (!req.stream) return next(req);
-    const raw = req.contextValues.get(fastifyRequestKey)?.raw as
-      | IncomingMessage
-      | Http2ServerRequest
-      | undefined;
-    // One HTTP/2 session, or one HTTP/1.1 socket, is one connection.
-    const connection: object =
-      (raw && "stream" in raw ? raw.stream.session : raw?.socket) ?? fallbackConnection;
+    const connection: object = req.contextValues.get(connectionKey) ?? fallbackConnection;
     const open = perConnection.get(connection) ?? 0;
     if (open >= limits.perConnection || total >= limits.total) {
       throw new ConnectError("too many open streams", Code.ResourceExhausted);
