@@ -129,7 +129,9 @@ async function main() {
     scrape.once("error", reject);
     scrape.listen(config.metricsPort, config.host, () => resolve());
   });
-  logger.info({ port: config.metricsPort }, "metrics listening (GET /metrics)");
+  const scrapeAddress = scrape.address();
+  const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
+  logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
 
   // Events always go to the outbox; they leave it only when a relay runs.
   const { nats, relayInProcess } = config.events;
