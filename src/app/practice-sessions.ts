@@ -4,7 +4,6 @@ import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import {
   countAnswer,
   deleteStaleSession,
-  findSessionPage,
   findSessionWithAnswers,
   findSnapshot,
   findSnapshotQuestion,
@@ -18,6 +17,7 @@ import {
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
+import { findSessionPage } from "../db/session-page.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
