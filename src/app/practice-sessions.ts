@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
 import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
+import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
   deleteStaleSession,
@@ -21,6 +22,13 @@ import { findSessionPage } from "../db/session-page.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
+import {
+  answerSubmitted,
+  type EventContext,
+  sessionCompleted,
+  sessionExpired,
+  sessionStarted,
+} from "../domain/events.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -110,6 +118,11 @@ export class PracticeSessions {
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
   }
 
+  /** What the event builders need (src/domain/events.ts): event ids and the user. */
+  private events(userId: string): EventContext {
+    return { newId: uuidv7, userId };
+  }
+
   /** One page of the user's sessions on a quiz, newest first. */
   async listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
     const limit = input.limit ?? DEFAULT_PAGE_SIZE;
@@ -167,7 +180,13 @@ export class PracticeSessions {
         const questions = toSnapshot(snapshot, false);
         return { session: withProgress(existing), created: false, questions };
       }
-      await deleteStaleSession(this.db, existing.id, staleCutoff(now));
+      // The delete and its event commit together (or neither does).
+      await this.db.transaction().execute(async (trx) => {
+        const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
+        if (deleted > 0) {
+          await insertEvents(trx, [sessionExpired(this.events(userId), existing, now)]);
+        }
+      });
     }
 
     const id = this.newSessionId();
@@ -180,7 +199,10 @@ export class PracticeSessions {
       });
       if (inserted === 0) return [];
       await insertSnapshot(trx, id, quizId);
-      return findSnapshot(trx, id);
+      const snapshot = await findSnapshot(trx, id);
+      const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length };
+      await insertEvents(trx, [sessionStarted(this.events(userId), started)]);
+      return snapshot;
     });
     if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
@@ -265,14 +287,18 @@ export class PracticeSessions {
           throw err;
         });
         await countAnswer(trx, input.sessionId, answer.isCorrect === true);
-        return {
-          answer,
-          session: withProgress({
-            ...session,
-            correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
-            answeredQuestions: session.answeredQuestions + 1,
-          }),
+        const after = withProgress({
+          ...session,
+          correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+          answeredQuestions: session.answeredQuestions + 1,
+        });
+        const submitted = {
+          questionId: input.questionId,
+          isCorrect: answer.isCorrect === true,
+          answeredAt: answer.answeredAt,
         };
+        await insertEvents(trx, [answerSubmitted(this.events(userId), after, submitted)]);
+        return { answer, session: after };
       });
     return retrying(submit, this.retry);
   }
@@ -292,6 +318,7 @@ export class PracticeSessions {
           const now = this.clock.now();
           refuseUnlessWritable(session, now);
           await markCompleted(trx, sessionId, now);
+          await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
         }),
       this.retry,
     );
