@@ -103,7 +103,6 @@ async function main() {
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
     tls: config.tls,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
     practicePage,
   });
   const port = servePort(app, config.tls !== undefined);

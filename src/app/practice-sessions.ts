@@ -1,12 +1,6 @@
-import { ConnectError } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
-import {
-  isDatabaseUnavailable,
-  isDuplicateKey,
-  isForeignKeyViolation,
-  isTransientConflict,
-} from "../db/errors.js";
+import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
@@ -46,13 +40,15 @@ import {
   MAX_ANSWER_LENGTH,
   MAX_PAGE_SIZE,
   type Session,
+  type SessionProgress,
   type SessionStatus,
   type SessionSummary,
   type SnapshotQuestion,
   staleCutoff,
+  withProgress,
 } from "../domain/session.js";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry.js";
-import { toSession, toSummary } from "./rows.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { guard, retrying } from "./service-errors.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -64,14 +60,14 @@ export interface ListSessionsInput {
 }
 
 export interface SessionPage {
-  sessions: SessionSummary[];
+  sessions: (SessionSummary & SessionProgress)[];
   /** Null on the last page. */
   nextCursor: string | null;
   hasMore: boolean;
 }
 
 export interface StartResult {
-  session: Session;
+  session: Session & SessionProgress;
   /** True if this call created the session, false if it resumed one. */
   created: boolean;
   /** The snapshot, by position: the questions to answer (no correct answers). */
@@ -79,7 +75,7 @@ export interface StartResult {
 }
 
 export interface SessionDetail {
-  session: Session;
+  session: Session & SessionProgress;
   questions: SnapshotQuestion[];
 }
 
@@ -92,7 +88,7 @@ export interface AnswerInput {
 export interface AnswerResult {
   answer: Answer;
   /** The session's counts after the answer. */
-  session: SessionSummary;
+  session: SessionSummary & SessionProgress;
 }
 
 export interface PracticeSessionsOptions {
@@ -136,7 +132,7 @@ export class PracticeSessions {
     const after = input.cursor ? decodeCursor(input.cursor) : undefined;
     if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
-    const rows = await guard(() =>
+    const sessions = await guard(() =>
       this.reads.read((db) =>
         findSessionPage(db, {
           userId,
@@ -147,13 +143,12 @@ export class PracticeSessions {
         }),
       ),
     );
-    if (rows.length === 0) throw errors.quizNotFound();
-    const sessions = rows.flatMap((r) => (r.id === null ? [] : [toSummary(r)]));
+    if (sessions === undefined) throw errors.quizNotFound();
     const hasMore = sessions.length > limit;
     if (hasMore) sessions.length = limit;
     const last = sessions.at(-1);
     return {
-      sessions,
+      sessions: sessions.map(withProgress),
       hasMore,
       nextCursor: hasMore && last ? encodeCursor({ startedAt: last.startedAt, id: last.id }) : null,
     };
@@ -176,13 +171,14 @@ export class PracticeSessions {
 
   private async startOnce(userId: string, quizId: string): Promise<StartResult> {
     const now = this.clock.now();
-    const rows = await findStartState(this.db, userId, quizId);
-    if (rows.length === 0) throw errors.quizNotFound();
-    const existing = toSession(rows);
+    const state = await findStartState(this.db, userId, quizId);
+    if (state === undefined) throw errors.quizNotFound();
+    const existing = state.inProgress;
     if (existing !== undefined) {
       if (!isStale(existing, now)) {
         const snapshot = await findSnapshot(this.db, existing.id);
-        return { session: existing, created: false, questions: toSnapshot(snapshot, false) };
+        const questions = toSnapshot(snapshot, false);
+        return { session: withProgress(existing), created: false, questions };
       }
       // The delete and its event commit together (or neither does).
       await this.db.transaction().execute(async (trx) => {
@@ -211,7 +207,7 @@ export class PracticeSessions {
     if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
       created: true,
-      session: {
+      session: withProgress({
         id,
         quizId,
         startedAt: now,
@@ -220,7 +216,7 @@ export class PracticeSessions {
         correctAnswers: 0,
         answeredQuestions: 0,
         answers: [],
-      },
+      }),
       questions: toSnapshot(snapshot, false),
     };
   }
@@ -233,20 +229,20 @@ export class PracticeSessions {
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
-      const [rows, snapshot] = await this.reads.read((db) =>
+      const [found, snapshot] = await this.reads.read((db) =>
         Promise.all([findSessionWithAnswers(db, userId, sessionId), findSnapshot(db, sessionId)]),
       );
-      const session = toSession(rows);
-      if (session === undefined) throw errors.sessionNotFound();
+      if (found === undefined) throw errors.sessionNotFound();
+      const session = withProgress(found);
       return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
 
   /** The user's session with its answers, oldest first, or `not_found`. */
-  private async readSession(userId: string, sessionId: string): Promise<Session> {
-    const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
+  private async readSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
+    const session = await findSessionWithAnswers(this.db, userId, sessionId);
     if (session === undefined) throw errors.sessionNotFound();
-    return session;
+    return withProgress(session);
   }
 
   /**
@@ -266,9 +262,8 @@ export class PracticeSessions {
     }
     const submit = () =>
       this.db.transaction().execute(async (trx) => {
-        const row = await lockSession(trx, userId, input.sessionId);
-        if (row === undefined) throw errors.sessionNotFound();
-        const session = toSummary(row);
+        const session = await lockSession(trx, userId, input.sessionId);
+        if (session === undefined) throw errors.sessionNotFound();
         const now = this.clock.now();
         refuseUnlessWritable(session, now);
         const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
@@ -292,11 +287,11 @@ export class PracticeSessions {
           throw err;
         });
         await countAnswer(trx, input.sessionId, answer.isCorrect === true);
-        const after = {
+        const after = withProgress({
           ...session,
           correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
           answeredQuestions: session.answeredQuestions + 1,
-        };
+        });
         const submitted = {
           questionId: input.questionId,
           isCorrect: answer.isCorrect === true,
@@ -313,15 +308,14 @@ export class PracticeSessions {
    * session's row lock, and the score follows from it. Completing twice is
    * refused and changes nothing. Completion frees the (user, quiz) slot.
    */
-  async completeSession(userId: string, sessionId: string): Promise<Session> {
+  async completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     await retrying(
       () =>
         this.db.transaction().execute(async (trx) => {
-          const row = await lockSession(trx, userId, sessionId);
-          if (row === undefined) throw errors.sessionNotFound();
+          const session = await lockSession(trx, userId, sessionId);
+          if (session === undefined) throw errors.sessionNotFound();
           const now = this.clock.now();
-          const session = toSummary(row);
           refuseUnlessWritable(session, now);
           await markCompleted(trx, sessionId, now);
           await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
@@ -342,51 +336,7 @@ function refuseUnlessWritable(session: SessionSummary, now: Date): void {
   if (isStale(session, now)) throw errors.sessionExpired();
 }
 
-/** Snapshot rows to domain values; correct answers only for a review. */
-function toSnapshot(
-  rows: readonly { position: number; question_id: string | null; correct_answer: string | null }[],
-  review: boolean,
-): SnapshotQuestion[] {
-  return rows.map((q) => ({
-    position: q.position,
-    questionId: q.question_id,
-    correctAnswer: review ? q.correct_answer : null,
-  }));
-}
-
-/**
- * Runs `attempt` again, after a jittered wait, while it fails with a
- * deadlock, a lock wait timeout, a Galera certification conflict or
- * `retryWhen`, within `policy` (see retry.ts). Every failure that escapes is
- * a ConnectError; a database error stays reachable as its `cause`.
- */
-async function retrying<T>(
-  attempt: () => Promise<T>,
-  policy: RetryPolicy,
-  retryWhen?: (err: unknown) => boolean,
-): Promise<T> {
-  try {
-    return await withRetries(
-      attempt,
-      (err) => isTransientConflict(err) || retryWhen?.(err) === true,
-      policy,
-    );
-  } catch (err) {
-    throw toServiceError(err);
-  }
-}
-
-/** Runs a database call, turning its failures into service errors. */
-async function guard<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    throw toServiceError(err);
-  }
-}
-
-/** Keeps ConnectErrors; database outages become `unavailable`, the rest `internal`. */
-export function toServiceError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  return isDatabaseUnavailable(err) ? errors.unavailable(err) : errors.internal(err);
+/** The snapshot as a caller may see it: correct answers only for a review. */
+function toSnapshot(snapshot: SnapshotQuestion[], review: boolean): SnapshotQuestion[] {
+  return review ? snapshot : snapshot.map((q) => ({ ...q, correctAnswer: null }));
 }
