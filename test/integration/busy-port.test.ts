@@ -49,6 +49,8 @@ it.skipIf(testStore() === "mysql")(
       DATABASE_URL: "sqlite::memory:",
       JWT_SECRET: TEST_SECRET,
       LOG_LEVEL: "silent",
+      // The page's build is not what this test is about, and it takes seconds on a busy box.
+      PRACTICE_PAGE: "off",
     });
     expect(code).toBe(1);
     const lines = stderr.split("\n").filter((l) => l.trim() !== "");
