@@ -59,7 +59,13 @@ describe("on a primary with an async read replica (DATABASE_READ_URL)", () => {
       poolSize: 4,
       connectTimeoutMs: 2000,
     });
-    const violations = { getMissed: 0, listMissed: 0, answerMissed: 0, errors: 0 };
+    const violations = {
+      getMissed: 0,
+      listMissed: 0,
+      answerMissed: 0,
+      quizMissed: 0,
+      errors: 0,
+    };
     let rawMisses = 0;
     const routedMs: number[] = [];
     const primaryMs: number[] = [];
@@ -85,15 +91,27 @@ describe("on a primary with an async read replica (DATABASE_READ_URL)", () => {
         const after = await reader.rest(user, "GET", `/sessions/${id}`);
         if (after.body?.answers?.length !== 1) violations.answerMissed++;
         await timed(primaryMs, () => primaryOnly.rest(user, "GET", `/sessions/${id}`));
+        // Content written on the primary a moment ago: GetQuiz through the replica sees it.
+        if (r % 3 === 0) {
+          const fresh = await insertQuiz(writer.db, { questions: 1 });
+          const content = await reader.rest(user, "GET", `/quizzes/${fresh.quizId}`);
+          if (content.status !== 200) violations.quizMissed++;
+        }
       });
     } finally {
       await raw.close();
     }
     const stats = { ...reader.reads?.stats };
     console.log(
-      `[replica] read-your-writes: ${ROUNDS} rounds (start, then get + list, answer, then get); violations ${JSON.stringify(violations)}; the same read straight from the replica missed ${rawMisses}/${ROUNDS}; routed reads ${JSON.stringify(stats)}; GetSession routed ${timings(routedMs)} vs primary only ${timings(primaryMs)}`,
+      `[replica] read-your-writes: ${ROUNDS} rounds (start, then get + list, answer, then get; a new quiz then GetQuiz every 3rd round); violations ${JSON.stringify(violations)}; the same read straight from the replica missed ${rawMisses}/${ROUNDS}; routed reads ${JSON.stringify(stats)}; GetSession routed ${timings(routedMs)} vs primary only ${timings(primaryMs)}`,
     );
-    expect(violations).toEqual({ getMissed: 0, listMissed: 0, answerMissed: 0, errors: 0 });
+    expect(violations).toEqual({
+      getMissed: 0,
+      listMissed: 0,
+      answerMissed: 0,
+      quizMissed: 0,
+      errors: 0,
+    });
     expect(stats.replica).toBeGreaterThan(0);
   });
 

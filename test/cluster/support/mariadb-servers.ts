@@ -45,11 +45,18 @@ export interface Server {
 export class ServerSet {
   readonly dir = mkdtempSync(join(tmpdir(), "practice-cluster-"));
   readonly servers: Server[] = [];
+  #closed = false;
+  /** Last resort if this process exits without removeAll(): no server outlives it. */
+  readonly #killAll = () => {
+    for (const s of this.servers) s.process.kill("SIGKILL");
+    rmSync(this.dir, { recursive: true, force: true });
+  };
 
   constructor() {
     chmodSync(this.dir, 0o755);
     // mariadbd runs as mysql: it writes its socket, pid file and log here.
     chownSync(this.dir, uid("mysql"), gid("mysql"));
+    process.on("exit", this.#killAll);
   }
 
   /** Initialises a datadir (mariadb-install-db), as mysql. */
@@ -105,6 +112,8 @@ export class ServerSet {
     }).map(([k, v]) => (v === null ? k : `${k}=${v}`));
     writeFileSync(cnf, `[mysqld]\n${lines.join("\n")}\n`);
     chmodSync(cnf, 0o644);
+    // removeAll() may have run while this one was being prepared (Ctrl-C during the build).
+    if (this.#closed) throw new Error("the servers are being removed");
     const child = spawn("/usr/sbin/mariadbd", [`--defaults-file=${cnf}`, ...extraArgs], {
       stdio: "ignore",
     });
@@ -184,8 +193,10 @@ export class ServerSet {
 
   /** Stops every server started (SIGTERM, then SIGKILL) and removes the temp dir. */
   async removeAll(): Promise<void> {
+    this.#closed = true;
     await Promise.all(this.servers.map((s) => s.stop()));
     this.servers.length = 0;
+    process.off("exit", this.#killAll);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
