@@ -50,7 +50,7 @@ it.skipIf(testStore() === "mysql")(
       DATABASE_URL: "sqlite::memory:",
       JWT_SECRET: TEST_SECRET,
       LOG_LEVEL: "silent",
-      // Not about the page: no Vite build of it before the port is tried.
+      // The page's build is not what this test is about, and it takes seconds on a busy box.
       PRACTICE_PAGE: "off",
     });
     expect(code).toBe(1);
