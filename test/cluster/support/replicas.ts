@@ -102,6 +102,8 @@ export async function startReplicas(
         connectTimeoutMs: 2000,
       });
       reads = new ReplicaReads(handle.db, read.db);
+      // What main.ts does at start-up: both ends must speak MariaDB's GTIDs.
+      if (!(await reads.check())) throw new Error(`the read replica ${node} does not answer`);
       closeReads = read.close;
     }
     const app = await buildServer({
