@@ -73,6 +73,21 @@ export async function startReplicas(
     await sql`GRANT SELECT ON ${sql.id(database)}.* TO ${sql.lit(decodeURIComponent(reader.username))}@'127.0.0.1'`.execute(
       setup.db,
     );
+    // Wait until the replica has the grant (and the schema) before anyone reads there.
+    const { rows } = await sql<{ p: string }>`SELECT @@gtid_binlog_pos AS p`.execute(setup.db);
+    const replicaRoot = new URL(options.readUrl);
+    replicaRoot.username = "root";
+    replicaRoot.password = "";
+    const replica = openDatabase({
+      url: replicaRoot.toString(),
+      poolSize: 1,
+      connectTimeoutMs: 2000,
+    });
+    try {
+      await sql`SELECT MASTER_GTID_WAIT(${rows[0]?.p ?? ""}, 30)`.execute(replica.db);
+    } finally {
+      await replica.close();
+    }
   }
   await setup.close();
 
