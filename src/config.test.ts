@@ -51,3 +51,35 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
   });
 });
+
+describe("events configuration", () => {
+  it("has no NATS and no relay by default: events wait in the outbox", () => {
+    expect(loadConfig({}).events).toEqual({
+      relayInProcess: false,
+      batchSize: 200,
+      leaseMs: 30_000,
+    });
+  });
+
+  it("relays in process to stream PRACTICE, subjects practice.*, once NATS_URL is set", () => {
+    expect(loadConfig({ NATS_URL: "nats://127.0.0.1:4222" }).events).toMatchObject({
+      nats: { url: "nats://127.0.0.1:4222", stream: "PRACTICE", subjectPrefix: "practice" },
+      relayInProcess: true,
+    });
+    expect(
+      loadConfig({ NATS_URL: "nats://127.0.0.1:4222", OUTBOX_RELAY: "off" }).events.relayInProcess,
+    ).toBe(false);
+  });
+
+  it("refuses a bad NATS_URL, stream, subject prefix, relay switch or lease", () => {
+    for (const env of [
+      { NATS_URL: "http://127.0.0.1:4222" },
+      { NATS_URL: "nats://h:4222", NATS_STREAM: "a.b" },
+      { NATS_URL: "nats://h:4222", NATS_SUBJECT_PREFIX: "a.>" },
+      { OUTBOX_RELAY: "yes" },
+      { OUTBOX_LEASE_MS: "120000" },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+    }
+  });
+});

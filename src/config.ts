@@ -49,6 +49,21 @@ export interface Config {
    * development, not in production (`PRACTICE_PAGE=on|off`).
    */
   practicePage: boolean;
+  events: EventsConfig;
+}
+
+/** Where the outbox's events are published; see src/events/. */
+export interface EventsConfig {
+  /** NATS_URL and friends; undefined: events stay in the outbox, no relay. */
+  nats?: { url: string; stream: string; subjectPrefix: string };
+  /** OUTBOX_RELAY: relay in the service process (default), or leave it to `npm run relay`. */
+  relayInProcess: boolean;
+  /** RELAY_METRICS_PORT: where `npm run relay` serves /metrics; none by default. */
+  relayMetricsPort?: number;
+  /** OUTBOX_BATCH_SIZE: rows a relay claims at a time. */
+  batchSize: number;
+  /** OUTBOX_LEASE_MS: how long a relay's claim lasts (under the stream's duplicate window). */
+  leaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   return {
+    events: eventsConfig(env),
     host: optional(env, "HOST") ?? "0.0.0.0",
     port: integer(env, "PORT", 8080, 0, 65535),
     databaseUrl,
@@ -140,6 +156,41 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins,
     practicePage: flag(env, "PRACTICE_PAGE", !production),
   };
+}
+
+function eventsConfig(env: Env): EventsConfig {
+  const relay = optional(env, "OUTBOX_RELAY") ?? "on";
+  if (relay !== "on" && relay !== "off") {
+    throw new ConfigError(`OUTBOX_RELAY must be "on" or "off", got "${relay}"`);
+  }
+  const relayMetricsPort =
+    optional(env, "RELAY_METRICS_PORT") === undefined
+      ? undefined
+      : integer(env, "RELAY_METRICS_PORT", 0, 0, 65535);
+  const relaying = {
+    relayMetricsPort,
+    batchSize: integer(env, "OUTBOX_BATCH_SIZE", 200, 1, 1000),
+    leaseMs: integer(env, "OUTBOX_LEASE_MS", 30_000, 1000, 60_000),
+  };
+  const url = optional(env, "NATS_URL");
+  if (url === undefined) return { relayInProcess: false, ...relaying };
+  for (const server of url.split(",").map((s) => s.trim())) {
+    const withScheme = server.includes("://") ? server : `nats://${server}`;
+    if (!URL.canParse(withScheme) || !/^(nats|tls|ws|wss):$/.test(new URL(withScheme).protocol)) {
+      throw new ConfigError(`NATS_URL: "${server}" is not a server like nats://127.0.0.1:4222`);
+    }
+  }
+  const stream = optional(env, "NATS_STREAM") ?? "PRACTICE";
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(stream)) {
+    throw new ConfigError(`NATS_STREAM must be 1-64 letters, digits, "_" or "-", got "${stream}"`);
+  }
+  const subjectPrefix = optional(env, "NATS_SUBJECT_PREFIX") ?? "practice";
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subjectPrefix)) {
+    throw new ConfigError(
+      `NATS_SUBJECT_PREFIX must be dot-separated NATS tokens, got "${subjectPrefix}"`,
+    );
+  }
+  return { nats: { url, stream, subjectPrefix }, relayInProcess: relay === "on", ...relaying };
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {

@@ -8,8 +8,11 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
+import { OutboxRelay } from "./events/relay.js";
+import { OutboxMetrics } from "./events/relay-metrics.js";
 import { servePort } from "./one-port.js";
 import { HealthMonitor } from "./ops/health.js";
+import { Metrics } from "./ops/metrics.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -90,9 +93,12 @@ async function main() {
   }
 
   const health = new HealthMonitor(database.db);
+  const metrics = new Metrics(database.pool);
+  const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
   const app = await buildServer({
     db: database.db,
     pool: database.pool,
+    metrics,
     reads,
     health,
     corsOrigins: config.corsOrigins,
@@ -101,7 +107,6 @@ async function main() {
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
     tls: config.tls,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
     practicePage,
   });
   const port = servePort(app, config.tls !== undefined);
@@ -118,6 +123,29 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+
+  // Events always go to the outbox; they leave it only when a relay runs.
+  const { nats, relayInProcess } = config.events;
+  const relay =
+    nats && relayInProcess
+      ? new OutboxRelay({
+          db: database.db,
+          target: nats,
+          logger,
+          metrics: outboxMetrics,
+          batchSize: config.events.batchSize,
+          leaseMs: config.events.leaseMs,
+        })
+      : undefined;
+  relay?.start();
+  logger.info(
+    { nats: nats?.url, stream: nats?.stream, relay: relay !== undefined },
+    relay
+      ? "outbox relay on"
+      : nats
+        ? "outbox relay off here (OUTBOX_RELAY=off): run npm run relay"
+        : "outbox relay off (no NATS_URL): events wait in the outbox",
+  );
 
   if (devMode && jwt.secret !== undefined) {
     const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
@@ -160,6 +188,7 @@ async function main() {
       // the drain below waits only for real requests.
       health.startDraining();
       await port.close(config.shutdownTimeoutMs);
+      await relay?.stop();
       await database.close();
       await readDatabase?.close();
       logger.info("stopped");

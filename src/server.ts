@@ -46,6 +46,7 @@ import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { opsRoutes } from "./ops/ops-routes.js";
+import { recordOutcome } from "./ops/outcome.js";
 import {
   reflectionRegistry,
   reflectionService,
@@ -55,9 +56,21 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { fastifyRequestKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
+import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
+import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
+import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
+import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
+    rpcStreams?: H2StreamHandler;
+    /** Serves the HTTP/1.1 requests that are unary Connect calls (false: Fastify's). */
+    rpcHttp1?: Http1RpcHandler;
+  }
+}
 
 export interface ServerDeps {
   db: Db;
@@ -66,12 +79,12 @@ export interface ServerDeps {
   logger: Logger;
   /** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
   tls?: { certFile: string; keyFile: string };
-  /** How long Connect waits for in-flight calls when the app closes. */
-  shutdownTimeoutMs?: number;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
+  /** The /metrics registry's owner, shared with the outbox relay. Default: a new one on `pool`. */
+  metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
@@ -141,7 +154,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
-  const metrics = new Metrics(deps.pool);
+  const metrics = deps.metrics ?? new Metrics(deps.pool);
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
@@ -172,29 +185,40 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {
-    contextValues: (req: FastifyRequest) => createContextValues().set(fastifyRequestKey, req),
+    contextValues: (req: FastifyRequest) =>
+      createContextValues().set(callOutcomeKey, {
+        settle: (code, userId) => recordOutcome(req, { code, userId }),
+      }),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
-    shutdownTimeoutMs: deps.shutdownTimeoutMs,
   };
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    ...practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
-  });
-  // Health and reflection: for probes and tools, which carry no token; and
-  // no server deadline, since Watch and reflection streams last on purpose.
-  await app.register(fastifyConnectPlugin, {
-    ...rpcOptions,
-    routes: (router) => {
-      router.service(
-        Health,
-        healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
-      );
-      router.service(ServerReflection, reflectionService(registry, services));
-      router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+  const rpcGroups: RpcRoutes[] = [
+    practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
+    // Health and reflection: for probes and tools, which carry no token; and
+    // no server deadline, since Watch and reflection streams last on purpose.
+    {
+      routes: (router) => {
+        router.service(
+          Health,
+          healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
+        );
+        router.service(ServerReflection, reflectionService(registry, services));
+        router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+      },
+      interceptors: [outcomeInterceptor()],
     },
-    interceptors: [outcomeInterceptor()],
+  ];
+  for (const group of rpcGroups)
+    await app.register(fastifyConnectPlugin, { ...rpcOptions, ...group });
+  // RPCs from servers and tools skip Fastify (see one-port.ts): the same
+  // routes and interceptors, a leaner path.
+  const table = buildRpcTable(rpcGroups, {
+    readMaxBytes: MAX_BODY_BYTES,
+    compressMinBytes: COMPRESS_MIN_BYTES,
   });
+  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, metrics, logger: deps.logger };
+  app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
+  app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health, metrics });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {

@@ -165,8 +165,9 @@ export async function httpLoad(o: HttpLoadOptions): Promise<LoadResult> {
 export class GrpcLoadClient {
   private readonly client: grpc.Client;
 
-  constructor(address: string) {
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure());
+  /** `options`: grpc-js channel options (distinct ones give a client its own connection). */
+  constructor(address: string, options: grpc.ChannelOptions = {}) {
+    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), options);
   }
 
   call(path: string, request: Buffer, metadata: grpc.Metadata): Promise<string> {

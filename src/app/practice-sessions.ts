@@ -1,12 +1,7 @@
-import { ConnectError } from "@connectrpc/connect";
 import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
-import {
-  isDatabaseUnavailable,
-  isDuplicateKey,
-  isForeignKeyViolation,
-  isTransientConflict,
-} from "../db/errors.js";
+import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
+import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
   deleteStaleSession,
@@ -27,6 +22,13 @@ import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
+import {
+  answerSubmitted,
+  type EventContext,
+  sessionCompleted,
+  sessionExpired,
+  sessionStarted,
+} from "../domain/events.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -38,13 +40,15 @@ import {
   MAX_ANSWER_LENGTH,
   MAX_PAGE_SIZE,
   type Session,
+  type SessionProgress,
   type SessionStatus,
   type SessionSummary,
   type SnapshotQuestion,
   staleCutoff,
+  withProgress,
 } from "../domain/session.js";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry.js";
-import { toSession, toSummary } from "./rows.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { guard, retrying } from "./service-errors.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -56,14 +60,14 @@ export interface ListSessionsInput {
 }
 
 export interface SessionPage {
-  sessions: SessionSummary[];
+  sessions: (SessionSummary & SessionProgress)[];
   /** Null on the last page. */
   nextCursor: string | null;
   hasMore: boolean;
 }
 
 export interface StartResult {
-  session: Session;
+  session: Session & SessionProgress;
   /** True if this call created the session, false if it resumed one. */
   created: boolean;
   /** The snapshot, by position: the questions to answer (no correct answers). */
@@ -71,7 +75,7 @@ export interface StartResult {
 }
 
 export interface SessionDetail {
-  session: Session;
+  session: Session & SessionProgress;
   questions: SnapshotQuestion[];
 }
 
@@ -84,7 +88,7 @@ export interface AnswerInput {
 export interface AnswerResult {
   answer: Answer;
   /** The session's counts after the answer. */
-  session: SessionSummary;
+  session: SessionSummary & SessionProgress;
 }
 
 export interface PracticeSessionsOptions {
@@ -114,6 +118,11 @@ export class PracticeSessions {
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
   }
 
+  /** What the event builders need (src/domain/events.ts): event ids and the user. */
+  private events(userId: string): EventContext {
+    return { newId: uuidv7, userId };
+  }
+
   /** One page of the user's sessions on a quiz, newest first. */
   async listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
     const limit = input.limit ?? DEFAULT_PAGE_SIZE;
@@ -123,7 +132,7 @@ export class PracticeSessions {
     const after = input.cursor ? decodeCursor(input.cursor) : undefined;
     if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
-    const rows = await guard(() =>
+    const sessions = await guard(() =>
       this.reads.read((db) =>
         findSessionPage(db, {
           userId,
@@ -134,13 +143,12 @@ export class PracticeSessions {
         }),
       ),
     );
-    if (rows.length === 0) throw errors.quizNotFound();
-    const sessions = rows.flatMap((r) => (r.id === null ? [] : [toSummary(r)]));
+    if (sessions === undefined) throw errors.quizNotFound();
     const hasMore = sessions.length > limit;
     if (hasMore) sessions.length = limit;
     const last = sessions.at(-1);
     return {
-      sessions,
+      sessions: sessions.map(withProgress),
       hasMore,
       nextCursor: hasMore && last ? encodeCursor({ startedAt: last.startedAt, id: last.id }) : null,
     };
@@ -163,15 +171,22 @@ export class PracticeSessions {
 
   private async startOnce(userId: string, quizId: string): Promise<StartResult> {
     const now = this.clock.now();
-    const rows = await findStartState(this.db, userId, quizId);
-    if (rows.length === 0) throw errors.quizNotFound();
-    const existing = toSession(rows);
+    const state = await findStartState(this.db, userId, quizId);
+    if (state === undefined) throw errors.quizNotFound();
+    const existing = state.inProgress;
     if (existing !== undefined) {
       if (!isStale(existing, now)) {
         const snapshot = await findSnapshot(this.db, existing.id);
-        return { session: existing, created: false, questions: toSnapshot(snapshot, false) };
+        const questions = toSnapshot(snapshot, false);
+        return { session: withProgress(existing), created: false, questions };
       }
-      await deleteStaleSession(this.db, existing.id, staleCutoff(now));
+      // The delete and its event commit together (or neither does).
+      await this.db.transaction().execute(async (trx) => {
+        const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
+        if (deleted > 0) {
+          await insertEvents(trx, [sessionExpired(this.events(userId), existing, now)]);
+        }
+      });
     }
 
     const id = this.newSessionId();
@@ -184,12 +199,15 @@ export class PracticeSessions {
       });
       if (inserted === 0) return [];
       await insertSnapshot(trx, id, quizId);
-      return findSnapshot(trx, id);
+      const snapshot = await findSnapshot(trx, id);
+      const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length };
+      await insertEvents(trx, [sessionStarted(this.events(userId), started)]);
+      return snapshot;
     });
     if (snapshot.length === 0) throw errors.quizHasNoQuestions();
     return {
       created: true,
-      session: {
+      session: withProgress({
         id,
         quizId,
         startedAt: now,
@@ -198,7 +216,7 @@ export class PracticeSessions {
         correctAnswers: 0,
         answeredQuestions: 0,
         answers: [],
-      },
+      }),
       questions: toSnapshot(snapshot, false),
     };
   }
@@ -211,20 +229,20 @@ export class PracticeSessions {
   async getSession(userId: string, sessionId: string): Promise<SessionDetail> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     return guard(async () => {
-      const [rows, snapshot] = await this.reads.read((db) =>
+      const [found, snapshot] = await this.reads.read((db) =>
         Promise.all([findSessionWithAnswers(db, userId, sessionId), findSnapshot(db, sessionId)]),
       );
-      const session = toSession(rows);
-      if (session === undefined) throw errors.sessionNotFound();
+      if (found === undefined) throw errors.sessionNotFound();
+      const session = withProgress(found);
       return { session, questions: toSnapshot(snapshot, session.completedAt !== null) };
     });
   }
 
   /** The user's session with its answers, oldest first, or `not_found`. */
-  private async readSession(userId: string, sessionId: string): Promise<Session> {
-    const session = toSession(await findSessionWithAnswers(this.db, userId, sessionId));
+  private async readSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
+    const session = await findSessionWithAnswers(this.db, userId, sessionId);
     if (session === undefined) throw errors.sessionNotFound();
-    return session;
+    return withProgress(session);
   }
 
   /**
@@ -244,9 +262,8 @@ export class PracticeSessions {
     }
     const submit = () =>
       this.db.transaction().execute(async (trx) => {
-        const row = await lockSession(trx, userId, input.sessionId);
-        if (row === undefined) throw errors.sessionNotFound();
-        const session = toSummary(row);
+        const session = await lockSession(trx, userId, input.sessionId);
+        if (session === undefined) throw errors.sessionNotFound();
         const now = this.clock.now();
         refuseUnlessWritable(session, now);
         const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
@@ -270,14 +287,18 @@ export class PracticeSessions {
           throw err;
         });
         await countAnswer(trx, input.sessionId, answer.isCorrect === true);
-        return {
-          answer,
-          session: {
-            ...session,
-            correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
-            answeredQuestions: session.answeredQuestions + 1,
-          },
+        const after = withProgress({
+          ...session,
+          correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+          answeredQuestions: session.answeredQuestions + 1,
+        });
+        const submitted = {
+          questionId: input.questionId,
+          isCorrect: answer.isCorrect === true,
+          answeredAt: answer.answeredAt,
         };
+        await insertEvents(trx, [answerSubmitted(this.events(userId), after, submitted)]);
+        return { answer, session: after };
       });
     return retrying(submit, this.retry);
   }
@@ -287,16 +308,17 @@ export class PracticeSessions {
    * session's row lock, and the score follows from it. Completing twice is
    * refused and changes nothing. Completion frees the (user, quiz) slot.
    */
-  async completeSession(userId: string, sessionId: string): Promise<Session> {
+  async completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
     if (!isSessionId(sessionId)) throw errors.sessionNotFound();
     await retrying(
       () =>
         this.db.transaction().execute(async (trx) => {
-          const row = await lockSession(trx, userId, sessionId);
-          if (row === undefined) throw errors.sessionNotFound();
+          const session = await lockSession(trx, userId, sessionId);
+          if (session === undefined) throw errors.sessionNotFound();
           const now = this.clock.now();
-          refuseUnlessWritable(toSummary(row), now);
+          refuseUnlessWritable(session, now);
           await markCompleted(trx, sessionId, now);
+          await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
         }),
       this.retry,
     );
@@ -314,51 +336,7 @@ function refuseUnlessWritable(session: SessionSummary, now: Date): void {
   if (isStale(session, now)) throw errors.sessionExpired();
 }
 
-/** Snapshot rows to domain values; correct answers only for a review. */
-function toSnapshot(
-  rows: readonly { position: number; question_id: string | null; correct_answer: string | null }[],
-  review: boolean,
-): SnapshotQuestion[] {
-  return rows.map((q) => ({
-    position: q.position,
-    questionId: q.question_id,
-    correctAnswer: review ? q.correct_answer : null,
-  }));
-}
-
-/**
- * Runs `attempt` again, after a jittered wait, while it fails with a
- * deadlock, a lock wait timeout, a Galera certification conflict or
- * `retryWhen`, within `policy` (see retry.ts). Every failure that escapes is
- * a ConnectError; a database error stays reachable as its `cause`.
- */
-async function retrying<T>(
-  attempt: () => Promise<T>,
-  policy: RetryPolicy,
-  retryWhen?: (err: unknown) => boolean,
-): Promise<T> {
-  try {
-    return await withRetries(
-      attempt,
-      (err) => isTransientConflict(err) || retryWhen?.(err) === true,
-      policy,
-    );
-  } catch (err) {
-    throw toServiceError(err);
-  }
-}
-
-/** Runs a database call, turning its failures into service errors. */
-async function guard<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    throw toServiceError(err);
-  }
-}
-
-/** Keeps ConnectErrors; database outages become `unavailable`, the rest `internal`. */
-export function toServiceError(err: unknown): ConnectError {
-  if (err instanceof ConnectError) return err;
-  return isDatabaseUnavailable(err) ? errors.unavailable(err) : errors.internal(err);
+/** The snapshot as a caller may see it: correct answers only for a review. */
+function toSnapshot(snapshot: SnapshotQuestion[], review: boolean): SnapshotQuestion[] {
+  return review ? snapshot : snapshot.map((q) => ({ ...q, correctAnswer: null }));
 }

@@ -4,7 +4,7 @@ import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import { errors } from "../domain/errors.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
-import { toServiceError } from "./practice-sessions.js";
+import { toServiceError } from "./service-errors.js";
 
 /** The quiz content use case (GetQuiz), shared by every transport. */
 export class Quizzes {
@@ -23,24 +23,18 @@ export class Quizzes {
    */
   async getQuiz(quizId: string): Promise<Quiz> {
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
-    let rows: Awaited<ReturnType<typeof findLiveQuiz>>;
+    let quiz: Quiz | undefined;
     try {
-      rows = await this.reads.read((db) => findLiveQuiz(db, quizId));
+      quiz = await this.reads.read((db) => findLiveQuiz(db, quizId));
     } catch (err) {
       throw toServiceError(err);
     }
-    const first = rows[0];
-    if (first === undefined) throw errors.quizNotFound();
-    const questions = rows
-      .flatMap((r) =>
-        r.question_id === null || r.position === null || r.prompt === null
-          ? []
-          : [{ id: r.question_id, position: r.position, prompt: r.prompt }],
-      )
+    if (quiz === undefined) throw errors.quizNotFound();
+    const questions = [...quiz.questions]
       .sort(inQuizOrder)
       // Numbered 1..n in (position, id) order, as a snapshot taken now would be.
       .map((q, i): QuizQuestion => ({ ...q, position: i + 1 }));
-    return { id: first.id, studyGuideId: first.study_guide_id, title: first.title, questions };
+    return { ...quiz, questions };
   }
 }
 

@@ -20,6 +20,7 @@ export interface Database {
   practice_sessions: PracticeSessionTable;
   practice_session_questions: PracticeSessionQuestionTable;
   practice_session_answers: PracticeSessionAnswerTable;
+  practice_outbox: OutboxTable;
 }
 
 /** A database handle or an open transaction: repositories take either. */
@@ -85,6 +86,22 @@ export interface PracticeSessionAnswerTable {
   /** TINYINT(1): mysql2 reads 0/1. */
   is_correct: ColumnType<number | null, boolean | null, boolean | null>;
   answered_at: Date;
+}
+
+/** Events waiting to be published (src/db/outbox-repository.ts). */
+export interface OutboxTable {
+  /** Order of insertion; a session's events in the order they committed. BIGINT: a string on MySQL. */
+  seq: ColumnType<string | number, never, never>;
+  /** The CloudEvents id. */
+  event_id: string;
+  type: string;
+  session_id: string;
+  /** The event's time (when its change happened). */
+  created_at: Date;
+  /** The CloudEvent, JSON. */
+  body: string;
+  /** A relay's claim on the row, epoch ms; 0 when unclaimed. BIGINT: a string on MySQL. */
+  lease_until: ColumnType<string | number, number | undefined, number>;
 }
 
 export type PracticeSessionRow = Selectable<PracticeSessionTable>;

@@ -1,12 +1,19 @@
-import { CompiledQuery, type SelectQueryBuilder, sql } from "kysely";
+import { CompiledQuery, type SelectQueryBuilder, sql, type Transaction } from "kysely";
 import type { Cursor } from "../domain/cursor.js";
-import type { SessionStatus } from "../domain/session.js";
+import type {
+  Session,
+  SessionStatus,
+  SessionSummary,
+  SnapshotQuestion,
+} from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
+import { toSession, toSummary } from "./decode.js";
 
 /**
  * SQL of the practice sessions. Each function is one statement (one round
- * trip), takes the pool or a transaction, and returns rows; the layer above
- * opens transactions and maps rows to API types.
+ * trip), takes the pool or a transaction (a `Transaction` when it must run
+ * in one), and returns domain values, decoded here (decode.ts); the layer
+ * above opens transactions.
  */
 
 /** The unique key that allows one in-progress session per user and quiz. */
@@ -44,8 +51,9 @@ export interface SessionPageQuery {
 
 /**
  * One page of a user's sessions on a quiz, newest first, in one statement
- * that also checks the quiz: no row at all means the quiz is not live; one
- * row with a null `id` means a live quiz and an empty page.
+ * that also checks the quiz: undefined when the quiz is not live (the
+ * statement gave no row; one row with a null `id` is a live quiz and an
+ * empty page).
  *
  * The keyset condition is written `started_at <= t AND (started_at < t OR id < i)`
  * rather than `(started_at, id) < (t, i)`: MariaDB reads the whole history
@@ -53,7 +61,10 @@ export interface SessionPageQuery {
  * sessions_by_start for this one, as long as that index covers every column
  * selected here (add a column here, add it to the index).
  */
-export async function findSessionPage(db: Db, q: SessionPageQuery) {
+export async function findSessionPage(
+  db: Db,
+  q: SessionPageQuery,
+): Promise<SessionSummary[] | undefined> {
   const dialect = db.getExecutor().adapter;
   let templates = pageTemplates.get(dialect);
   if (templates === undefined) {
@@ -77,7 +88,8 @@ export async function findSessionPage(db: Db, q: SessionPageQuery) {
   ]);
   const parameters = template.parameters.map((p) => (values.has(p) ? values.get(p) : p));
   const { rows } = await db.executeQuery<PageRow>(CompiledQuery.raw(template.sql, parameters));
-  return rows;
+  if (rows.length === 0) return undefined;
+  return rows.flatMap((row) => toSummary(row) ?? []);
 }
 
 /**
@@ -141,17 +153,20 @@ const sessionWithAnswerColumns = [
 ] as const;
 
 /**
- * The state a start needs, in one statement: whether the quiz is live (no row
- * if not), the user's in-progress session on it (null columns if none), and
- * that session's answers (one row per answer).
+ * The state a start needs, in one statement: undefined if the quiz is not
+ * live, else the user's in-progress session on it (if any) with its answers.
  *
  * The answers come in no particular order: the caller sorts them. With an
  * ORDER BY over the joined rows MariaDB builds a temporary table for every
  * call; the statement then ran at a quarter of the rate (2,400 against 9,600
  * per second at 16 connections, 5 answers).
  */
-export async function findStartState(db: Db, userId: string, quizId: string) {
-  return db
+export async function findStartState(
+  db: Db,
+  userId: string,
+  quizId: string,
+): Promise<{ inProgress: Session | undefined } | undefined> {
+  const rows = await db
     .selectFrom(liveQuiz(db, quizId).as("live"))
     .leftJoin("practice_sessions as s", (join) =>
       join.on("s.user_id", "=", userId).on("s.quiz_id", "=", quizId).on("s.active", "=", 1),
@@ -159,35 +174,46 @@ export async function findStartState(db: Db, userId: string, quizId: string) {
     .leftJoin("practice_session_answers as a", "a.session_id", "s.id")
     .select(sessionWithAnswerColumns)
     .execute();
+  return rows.length === 0 ? undefined : { inProgress: toSession(rows) };
 }
 
 /**
- * A user's session and its answers (in no order: see findStartState), in one statement (one row
- * per answer, or one row with null answer columns); no rows if the session
- * does not exist or is another user's. Whether the quiz is live plays no part.
+ * A user's session and its answers, oldest first (sorted here: see
+ * findStartState), in one statement; undefined if the session does not
+ * exist or is another user's. Whether the quiz is live plays no part.
  */
-export async function findSessionWithAnswers(db: Db, userId: string, sessionId: string) {
-  return db
+export async function findSessionWithAnswers(
+  db: Db,
+  userId: string,
+  sessionId: string,
+): Promise<Session | undefined> {
+  const rows = await db
     .selectFrom("practice_sessions as s")
     .leftJoin("practice_session_answers as a", "a.session_id", "s.id")
     .select(sessionWithAnswerColumns)
     .where("s.id", "=", sessionId)
     .where("s.user_id", "=", userId)
     .execute();
+  return toSession(rows);
 }
 
 /**
  * A session's snapshot, by position, with each question's current correct
  * answer (null for a deleted question): the caller decides whether to show it.
  */
-export async function findSnapshot(db: Db, sessionId: string) {
-  return db
+export async function findSnapshot(db: Db, sessionId: string): Promise<SnapshotQuestion[]> {
+  const rows = await db
     .selectFrom("practice_session_questions as sq")
     .leftJoin("questions as q", "q.id", "sq.question_id")
     .select(["sq.position", "sq.question_id", "q.correct_answer"])
     .where("sq.session_id", "=", sessionId)
     .orderBy("sq.position")
     .execute();
+  return rows.map((r) => ({
+    position: r.position,
+    questionId: r.question_id,
+    correctAnswer: r.correct_answer,
+  }));
 }
 
 /**
@@ -195,14 +221,19 @@ export async function findSnapshot(db: Db, sessionId: string) {
  * answers and completion of one session run one after the other. Undefined
  * if the session does not exist or is another user's.
  */
-export async function lockSession(trx: Db, userId: string, sessionId: string) {
-  return trx
+export async function lockSession(
+  trx: Transaction<Database>,
+  userId: string,
+  sessionId: string,
+): Promise<SessionSummary | undefined> {
+  const row = await trx
     .selectFrom("practice_sessions")
     .select(summaryColumns)
     .where("id", "=", sessionId)
     .where("user_id", "=", userId)
     .forUpdate()
     .executeTakeFirst();
+  return row && toSummary(row);
 }
 
 /**
@@ -210,7 +241,11 @@ export async function lockSession(trx: Db, userId: string, sessionId: string) {
  * still exists; undefined otherwise. A plain read: locking the question row
  * would make every user answering it wait on each other.
  */
-export async function findSnapshotQuestion(db: Db, sessionId: string, questionId: string) {
+export async function findSnapshotQuestion(
+  db: Db,
+  sessionId: string,
+  questionId: string,
+): Promise<{ correct_answer: string } | undefined> {
   return db
     .selectFrom("practice_session_questions as sq")
     .innerJoin("questions as q", "q.id", "sq.question_id")
@@ -227,8 +262,8 @@ export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
  * Inserts an answer. Throws a duplicate-key error on
  * ONE_ANSWER_PER_QUESTION_KEY when the question is answered already.
  */
-export async function insertAnswer(db: Db, answer: NewAnswer): Promise<void> {
-  await db.insertInto("practice_session_answers").values(answer).execute();
+export async function insertAnswer(trx: Transaction<Database>, answer: NewAnswer): Promise<void> {
+  await trx.insertInto("practice_session_answers").values(answer).execute();
 }
 
 /**
@@ -237,8 +272,12 @@ export async function insertAnswer(db: Db, answer: NewAnswer): Promise<void> {
  * answer writes its session row, so two answers to one session conflict on
  * that row even where row locks are not shared (Galera certifies writes).
  */
-export async function countAnswer(db: Db, sessionId: string, correct: boolean): Promise<void> {
-  await db
+export async function countAnswer(
+  trx: Transaction<Database>,
+  sessionId: string,
+  correct: boolean,
+): Promise<void> {
+  await trx
     .updateTable("practice_sessions")
     .set((eb) => ({
       answered_questions: eb("answered_questions", "+", 1),
@@ -249,8 +288,12 @@ export async function countAnswer(db: Db, sessionId: string, correct: boolean): 
 }
 
 /** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
-export async function markCompleted(db: Db, sessionId: string, at: Date): Promise<number> {
-  const result = await db
+export async function markCompleted(
+  trx: Transaction<Database>,
+  sessionId: string,
+  at: Date,
+): Promise<number> {
+  const result = await trx
     .updateTable("practice_sessions")
     .set({ completed_at: at })
     .where("id", "=", sessionId)
@@ -283,10 +326,10 @@ export async function deleteStaleSession(db: Db, id: string, cutoff: Date): Prom
  * already has a session in progress on the quiz.
  */
 export async function insertSessionCountingQuestions(
-  db: Db,
+  trx: Transaction<Database>,
   session: Omit<NewPracticeSession, "total_questions" | "correct_answers">,
 ): Promise<number> {
-  const result = await db
+  const result = await trx
     .insertInto("practice_sessions")
     .columns(["id", "user_id", "quiz_id", "started_at", "total_questions"])
     .expression((eb) =>
@@ -314,8 +357,12 @@ export async function insertSessionCountingQuestions(
  * default REPEATABLE READ both INSERT ... SELECTs take shared next-key locks
  * on the quiz's questions, so they read the same set and the count matches.
  */
-export async function insertSnapshot(db: Db, sessionId: string, quizId: string): Promise<number> {
-  const result = await db
+export async function insertSnapshot(
+  trx: Transaction<Database>,
+  sessionId: string,
+  quizId: string,
+): Promise<number> {
+  const result = await trx
     .insertInto("practice_session_questions")
     .columns(["session_id", "position", "question_id"])
     .expression((eb) =>

@@ -1,15 +1,16 @@
+import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import type { Db } from "./database.js";
 
 /**
- * A live quiz on a live study guide with its questions, in one statement:
- * one row per question (question columns null for a quiz without any), no
- * row when the quiz is missing, soft-deleted or under a soft-deleted study
- * guide. Rows come in no order: the caller sorts them (an ORDER BY over the
- * join costs MariaDB a temporary table per call). Correct answers are not
- * selected, so they cannot leak from here.
+ * A live quiz on a live study guide with its questions, in one statement;
+ * undefined when the quiz is missing, soft-deleted or under a soft-deleted
+ * study guide. Questions come in no order, with their stored positions: the
+ * caller orders and numbers them (an ORDER BY over the join costs MariaDB a
+ * temporary table per call). Correct answers are not selected, so they
+ * cannot leak from here.
  */
-export async function findLiveQuiz(db: Db, quizId: string) {
-  return db
+export async function findLiveQuiz(db: Db, quizId: string): Promise<Quiz | undefined> {
+  const rows = await db
     .selectFrom("quizzes as z")
     .innerJoin("study_guides as g", "g.id", "z.study_guide_id")
     .leftJoin("questions as q", "q.quiz_id", "z.id")
@@ -25,4 +26,13 @@ export async function findLiveQuiz(db: Db, quizId: string) {
     .where("z.deleted_at", "is", null)
     .where("g.deleted_at", "is", null)
     .execute();
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  // A quiz without questions is one row whose question columns are null.
+  const questions = rows.flatMap((r): QuizQuestion[] =>
+    r.question_id === null || r.position === null || r.prompt === null
+      ? []
+      : [{ id: r.question_id, position: r.position, prompt: r.prompt }],
+  );
+  return { id: first.id, studyGuideId: first.study_guide_id, title: first.title, questions };
 }

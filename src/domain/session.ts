@@ -2,6 +2,8 @@
  * The practice session as the application sees it, whatever the transport.
  */
 
+import { scorePercentage } from "./scoring.js";
+
 export interface Answer {
   /** Null once the question is hard-deleted. */
   questionId: string | null;
@@ -91,6 +93,30 @@ export function isStale(
 export function expiresAt(session: Pick<SessionSummary, "startedAt" | "completedAt">): Date | null {
   if (session.completedAt !== null) return null;
   return new Date(session.startedAt.getTime() + STALE_AFTER_MS);
+}
+
+/** What follows from a session's counts and times, for every transport alike. */
+export interface SessionProgress {
+  /** The spec's score once completed; null while in progress (domain/scoring.ts). */
+  scorePercentage: number | null;
+  /** When an in-progress session expires; null once completed. */
+  expiresAt: Date | null;
+}
+
+/**
+ * `session` with its score and expiry: the one place they are derived. The
+ * use cases return sessions through it; the REST and RPC mappers only copy.
+ */
+export function withProgress<S extends SessionSummary>(session: S): S & SessionProgress {
+  return {
+    ...session,
+    scorePercentage: scorePercentage(
+      session.correctAnswers,
+      session.totalQuestions,
+      session.completedAt,
+    ),
+    expiresAt: expiresAt(session),
+  };
 }
 
 const MAX_UNSIGNED_BIGINT = 18446744073709551615n;

@@ -43,14 +43,21 @@ export function outcomeOf(
   reply: FastifyReply,
   transport: Transport,
 ): { code: string; user: string | undefined } {
-  const user = request.userId || undefined;
-  if (request.resultCode !== "") return { code: request.resultCode, user };
-  const status = reply.statusCode;
-  if (status < 400) {
-    return { code: transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok", user };
-  }
-  const code = CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
-  return { code, user };
+  return {
+    code: outcomeCode(request.resultCode, reply.statusCode, transport),
+    user: request.userId || undefined,
+  };
+}
+
+/**
+ * The Connect code from what is known: `resultCode` if the call or the
+ * error mapping said it, else what the HTTP status tells (see `outcomeOf`).
+ * Also for calls served outside Fastify (src/rpc/*-adapter.ts).
+ */
+export function outcomeCode(resultCode: string, status: number, transport: Transport): string {
+  if (resultCode !== "") return resultCode;
+  if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
+  return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
 }
 
 const CODE_OF_STATUS: Record<number, string> = {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
 import type { Metrics, Transport } from "./metrics.js";
 import { decorateOutcome, outcomeOf } from "./outcome.js";
 
@@ -50,7 +51,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
     const transport = isPreflight(request)
       ? "preflight"
       : config.rpc
-        ? rpcTransport(request)
+        ? rpcTransport(request.headers["content-type"])
         : "rest";
     const procedure = config.procedure ?? "unmatched";
     const { code, user } = outcomeOf(request, reply, transport);
@@ -77,9 +78,41 @@ function isPreflight(request: FastifyRequest): boolean {
   );
 }
 
-function rpcTransport(request: FastifyRequest): Transport {
-  const type = request.headers["content-type"] ?? "";
+/** The transport of an RPC, from its request's content type. */
+export function rpcTransport(contentType: string | undefined): Transport {
+  const type = contentType ?? "";
   if (type.startsWith("application/grpc-web")) return "grpc-web";
   if (type.startsWith("application/grpc")) return "grpc";
   return "connect";
+}
+/** What the request log and metrics record of a call served outside Fastify. */
+export interface CallRecord {
+  reqId: string;
+  user: string;
+  transport: Transport;
+  procedure: string;
+  code: string;
+  status: number;
+  ms: number;
+}
+
+/**
+ * The log line and metrics sample of a call the RPC adapters served without
+ * Fastify (src/rpc/h2-stream-adapter.ts, http1-rpc-adapter.ts): the same
+ * fields as the Fastify hooks' line, so logs and dashboards see one service.
+ */
+export function recordCall(logger: Logger, metrics: Metrics, call: CallRecord): void {
+  metrics.observe(call.transport, call.procedure, call.code, call.ms / 1000);
+  logger.info(
+    {
+      reqId: call.reqId,
+      user: call.user || undefined,
+      transport: call.transport,
+      procedure: call.procedure,
+      code: call.code,
+      status: call.status,
+      ms: Math.round(call.ms * 10) / 10,
+    },
+    "request",
+  );
 }

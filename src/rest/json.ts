@@ -1,10 +1,9 @@
 import type { Quiz } from "../domain/quiz.js";
-import { scorePercentage } from "../domain/scoring.js";
-import {
-  type Answer,
-  expiresAt,
-  type SessionSummary,
-  type SnapshotQuestion,
+import type {
+  Answer,
+  SessionProgress,
+  SessionSummary,
+  SnapshotQuestion,
 } from "../domain/session.js";
 import type {
   AnswerJson,
@@ -20,7 +19,10 @@ import type {
  * schemas, so a field the schema lacks (or misses) does not compile.
  */
 
-export function summaryToJson(s: SessionSummary): SessionSummaryJson {
+/** A session with its score and expiry, as the use cases return it (domain withProgress). */
+type View = SessionSummary & SessionProgress;
+
+export function summaryToJson(s: View): SessionSummaryJson {
   return {
     id: s.id,
     quiz_id: s.quizId,
@@ -28,9 +30,9 @@ export function summaryToJson(s: SessionSummary): SessionSummaryJson {
     completed_at: s.completedAt?.toISOString() ?? null,
     total_questions: s.totalQuestions,
     correct_answers: s.correctAnswers,
-    score_percentage: scorePercentage(s.correctAnswers, s.totalQuestions, s.completedAt),
+    score_percentage: s.scorePercentage,
     answered_questions: s.answeredQuestions,
-    expires_at: expiresAt(s)?.toISOString() ?? null,
+    expires_at: s.expiresAt?.toISOString() ?? null,
   };
 }
 
@@ -44,7 +46,7 @@ export function answerToJson(a: Answer): AnswerJson {
 }
 
 /** A session with its answers, oldest first: the completion response. */
-export function sessionToJson(s: SessionSummary, answers: Answer[]): SessionJson {
+export function sessionToJson(s: View, answers: Answer[]): SessionJson {
   return { ...summaryToJson(s), answers: answers.map(answerToJson) };
 }
 
@@ -55,7 +57,7 @@ export function snapshotQuestionToJson(q: SnapshotQuestion): SnapshotQuestionJso
 
 /** Start (201/200) and GET /sessions/{id}: the session, its answers and its snapshot. */
 export function sessionDetailToJson(
-  s: SessionSummary,
+  s: View,
   answers: Answer[],
   questions: SnapshotQuestion[],
 ): SessionDetailJson {

@@ -1,12 +1,19 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import type { FastifyRequest } from "fastify";
-import { recordOutcome } from "../ops/outcome.js";
 import { userIdKey } from "./auth-interceptor.js";
 
-/** The Fastify request under a Connect call (set by the plugin's `contextValues`). */
-export const fastifyRequestKey = createContextKey<FastifyRequest | undefined>(undefined, {
-  description: "the Fastify request of the call",
+/**
+ * Where a call's outcome goes: its Connect code and its user, for the request
+ * log and metrics. Over Fastify it writes to the Fastify request; over the
+ * HTTP/2 stream adapter, to the adapter's own record of the call.
+ */
+export interface CallOutcome {
+  settle(code: string, userId: string): void;
+}
+
+/** The call's outcome sink (set by whatever adapter serves the call). */
+export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefined, {
+  description: "where the call's outcome is reported",
 });
 
 /**
@@ -16,11 +23,8 @@ export const fastifyRequestKey = createContextKey<FastifyRequest | undefined>(un
  */
 export function outcomeInterceptor(): Interceptor {
   return (next) => async (req) => {
-    const request = req.contextValues.get(fastifyRequestKey);
-    const settle = (code: string) => {
-      if (request === undefined) return;
-      recordOutcome(request, { code, userId: req.contextValues.get(userIdKey) });
-    };
+    const sink = req.contextValues.get(callOutcomeKey);
+    const settle = (code: string) => sink?.settle(code, req.contextValues.get(userIdKey));
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);

@@ -8,17 +8,18 @@ import {
   type SnapshotQuestion as SnapshotQuestionMessage,
   SnapshotQuestionSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { scorePercentage } from "../domain/scoring.js";
-import {
-  type Answer,
-  expiresAt,
-  type SessionSummary,
-  type SnapshotQuestion,
+import type {
+  Answer,
+  SessionProgress,
+  SessionSummary,
+  SnapshotQuestion,
 } from "../domain/session.js";
 
 /** A session as a protobuf message; `answers` empty for summaries. */
-export function sessionToProto(session: SessionSummary, answers: Answer[] = []): PracticeSession {
-  const expiry = expiresAt(session);
+export function sessionToProto(
+  session: SessionSummary & SessionProgress,
+  answers: Answer[] = [],
+): PracticeSession {
   return create(PracticeSessionSchema, {
     id: session.id,
     quizId: session.quizId,
@@ -26,12 +27,10 @@ export function sessionToProto(session: SessionSummary, answers: Answer[] = []):
     completedAt: session.completedAt ? timestampFromDate(session.completedAt) : undefined,
     totalQuestions: session.totalQuestions,
     correctAnswers: session.correctAnswers,
-    scorePercentage:
-      scorePercentage(session.correctAnswers, session.totalQuestions, session.completedAt) ??
-      undefined,
+    scorePercentage: session.scorePercentage ?? undefined,
     answers: answers.map(answerToProto),
     answeredQuestions: session.answeredQuestions,
-    expiresAt: expiry ? timestampFromDate(expiry) : undefined,
+    expiresAt: session.expiresAt ? timestampFromDate(session.expiresAt) : undefined,
   });
 }
 

@@ -1,6 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { SessionStatus } from "../../src/domain/session.js";
+import { type SessionStatus, STALE_AFTER_MS } from "../../src/domain/session.js";
 import {
   insertQuiz,
   insertSessions,
@@ -97,6 +97,12 @@ describe("listSessions", () => {
         totalQuestions: 8,
         correctAnswers: row?.correctAnswers,
         answeredQuestions: 0,
+        scorePercentage: row?.completedAt
+          ? Math.round(((row.correctAnswers ?? 0) * 100) / 8)
+          : null,
+        expiresAt: row?.completedAt
+          ? null
+          : new Date((row?.startedAt.getTime() ?? 0) + STALE_AFTER_MS),
       });
       expect("answers" in s).toBe(false);
     }

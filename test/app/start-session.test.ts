@@ -35,6 +35,8 @@ describe("startSession", () => {
       totalQuestions: 3,
       correctAnswers: 0,
       answeredQuestions: 0,
+      scorePercentage: null,
+      expiresAt: new Date(w.clock.now().getTime() + STALE_AFTER_MS),
       answers: [],
     });
     expect(await snapshotOf(session.id)).toEqual(

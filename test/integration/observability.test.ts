@@ -209,10 +209,12 @@ describe("request log and metrics", () => {
 
 describe("GetQuiz in the metrics", () => {
   it("counts REST and gRPC GetQuiz calls under their own procedure and code", async () => {
-    await svc.rest(USER, "GET", `/quizzes/${quiz.quizId}`);
-    await svc.rest(USER, "GET", "/quizzes/999999");
-    await svc.quizGrpc.getQuiz({ quizId: quiz.quizId }, await svc.auth(USER));
-    const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+    const content = await insertQuiz(svc.db);
+    const headers = await svc.auth("quiz-counter");
+    expect((await svc.rest("quiz-counter", "GET", `/quizzes/${content.quizId}`)).status).toBe(200);
+    expect((await svc.rest("quiz-counter", "GET", "/quizzes/999999")).status).toBe(404);
+    await svc.quizGrpc.getQuiz({ quizId: content.quizId }, headers);
+    const text = await metrics();
     const count = (labels: string) =>
       new RegExp(`^practice_requests_total\\{${labels}\\} [1-9]`, "m").test(text);
     expect(count('transport="rest",procedure="GET /quizzes/:quiz_id",code="ok"')).toBe(true);

@@ -94,7 +94,6 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     clock,
     authenticator: createAuthenticator(options.auth?.config ?? { secret: TEST_SECRET }, clock),
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
-    shutdownTimeoutMs: 1000,
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
     practicePage: options.practicePage,

@@ -128,7 +128,6 @@ export async function startReplicas(
       clock: systemClock,
       authenticator: createAuthenticator({ secret: SECRET }, systemClock),
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
-      shutdownTimeoutMs: 1000,
     });
     const port = servePort(app, false);
     await port.listen(0, "127.0.0.1");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toSession } from "./rows.js";
+import { toSession } from "./decode.js";
 
 const session = {
   id: "019a0000-0000-7000-8000-000000000001",

@@ -1,0 +1,107 @@
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+
+/**
+ * A durable JetStream consumer of `practice.session.completed` that keeps a
+ * running average score per user.
+ *
+ * Restarts never count a session twice: the totals and the stream sequence
+ * of the last event applied are saved together (one file, replaced
+ * atomically) BEFORE the event is acknowledged. A crash between the two
+ * makes JetStream deliver the event again; its sequence is not above the
+ * saved one, so it is acknowledged and skipped. Events are unique in the
+ * stream already (the service publishes each with its CloudEvents id as
+ * message id, so JetStream drops a second copy).
+ */
+
+export interface AverageScoreOptions {
+  /** `nats://127.0.0.1:4222`. */
+  url: string;
+  /** PRACTICE. */
+  stream: string;
+  /** "practice": the subject consumed is `<prefix>.session.completed`. */
+  subjectPrefix: string;
+  /** The durable consumer's name: the stream remembers its position. */
+  durable: string;
+  /** Where the totals are kept across restarts. */
+  stateFile: string;
+  /** Called after each event applied. */
+  onAverage?: (userId: string, average: number, sessions: number) => void;
+  /** Stops after applying this event's state, before acknowledging it (tests: a crash). */
+  crashBeforeAck?: (streamSeq: number) => boolean;
+  /** How long JetStream waits for an ack before delivering again (default 30 s). */
+  ackWaitMs?: number;
+}
+
+export interface AverageScoreState {
+  /** Stream sequence of the last event applied. */
+  lastSeq: number;
+  users: Record<string, { sessions: number; totalScore: number }>;
+}
+
+/** The data of a `practice.session.completed` CloudEvent (proto/practice/v1/events.proto). */
+interface SessionCompletedEvent {
+  type: string;
+  data: { user_id: string; session_id: string; score_percentage: number };
+}
+
+export function loadState(file: string): AverageScoreState {
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as AverageScoreState;
+  } catch {
+    return { lastSeq: 0, users: {} };
+  }
+}
+
+function saveState(file: string, state: AverageScoreState): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(state));
+  renameSync(`${file}.tmp`, file);
+}
+
+/**
+ * Consumes until `signal` aborts (or `crashBeforeAck` says so). Returns the
+ * state it saved last.
+ */
+export async function runAverageScore(
+  options: AverageScoreOptions,
+  signal: AbortSignal,
+): Promise<AverageScoreState> {
+  const state = loadState(options.stateFile);
+  const nc = await connect({ servers: options.url });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const config = {
+      durable_name: options.durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: `${options.subjectPrefix}.session.completed`,
+      ack_wait: (options.ackWaitMs ?? 30_000) * 1_000_000,
+    };
+    await jsm.consumers
+      .info(options.stream, options.durable)
+      .catch(() => jsm.consumers.add(options.stream, config));
+    const consumer = await jetstream(nc).consumers.get(options.stream, options.durable);
+    const messages = await consumer.consume({ max_messages: 100, expires: 1000 });
+    signal.addEventListener("abort", () => void messages.close(), { once: true });
+    if (signal.aborted) await messages.close();
+    for await (const m of messages) {
+      const seq = m.info.streamSequence;
+      if (seq > state.lastSeq) {
+        const event = m.json<SessionCompletedEvent>();
+        const user = state.users[event.data.user_id] ?? { sessions: 0, totalScore: 0 };
+        state.users[event.data.user_id] = user;
+        user.sessions += 1;
+        user.totalScore += event.data.score_percentage;
+        state.lastSeq = seq;
+        saveState(options.stateFile, state);
+        options.onAverage?.(event.data.user_id, user.totalScore / user.sessions, user.sessions);
+        if (options.crashBeforeAck?.(seq)) break;
+      }
+      m.ack();
+    }
+    return state;
+  } finally {
+    await nc.close();
+  }
+}

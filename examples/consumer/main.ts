@@ -1,0 +1,26 @@
+import { runAverageScore } from "./average-score.js";
+
+/**
+ * `npm run example:consumer`: prints each user's running average score as
+ * sessions complete. NATS_URL, NATS_STREAM and NATS_SUBJECT_PREFIX as for the
+ * service; CONSUMER_NAME (default average-score) and CONSUMER_STATE (default
+ * ./data/average-score.json). Stop it with Ctrl-C; start it again: it goes on
+ * where it stopped, counting nothing twice.
+ */
+const stop = new AbortController();
+process.once("SIGINT", () => stop.abort());
+process.once("SIGTERM", () => stop.abort());
+
+const state = await runAverageScore(
+  {
+    url: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+    stream: process.env.NATS_STREAM ?? "PRACTICE",
+    subjectPrefix: process.env.NATS_SUBJECT_PREFIX ?? "practice",
+    durable: process.env.CONSUMER_NAME ?? "average-score",
+    stateFile: process.env.CONSUMER_STATE ?? "./data/average-score.json",
+    onAverage: (user, average, sessions) =>
+      console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} session(s)`),
+  },
+  stop.signal,
+);
+console.log(`stopped after stream sequence ${state.lastSeq}`);

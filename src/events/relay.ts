@@ -1,0 +1,233 @@
+import type { JetStreamClient } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { SqliteAdapter, type Transaction } from "kysely";
+import type { Logger } from "pino";
+import type { Database, Db } from "../db/database.js";
+import {
+  deleteEvents,
+  findClaimable,
+  findSessionSeqs,
+  leaseEvents,
+  type OutboxRow,
+  releaseEvents,
+} from "../db/outbox-repository.js";
+import { connectNats, ensureStream, jetStreamOf, type NatsTarget, subjectOf } from "./nats.js";
+import type { OutboxMetrics } from "./relay-metrics.js";
+
+export interface RelayOptions {
+  db: Db;
+  target: NatsTarget;
+  logger: Logger;
+  metrics?: OutboxMetrics;
+  /** Rows claimed per batch (default 200). */
+  batchSize?: number;
+  /** How long a claim lasts before another relay may take the rows (default 30 s). */
+  leaseMs?: number;
+  /** Wait between polls of an empty outbox (default 100 ms). */
+  pollMs?: number;
+  /** Longest wait for JetStream's acknowledgement of one publish (default 5 s). */
+  publishTimeoutMs?: number;
+  /** Wait after a failure (NATS or the database down) before trying again (default 1 s). */
+  retryMs?: number;
+  /** The NATS connection's name (default "practice-relay"). */
+  name?: string;
+}
+
+/** What one batch did. */
+export interface BatchResult {
+  claimed: number;
+  published: number;
+}
+
+/**
+ * Publishes the outbox to JetStream: claims the oldest rows no other relay
+ * holds, publishes each as its CloudEvent with the event id as JetStream
+ * message id, deletes what was acknowledged and hands back the rest.
+ *
+ * Guarantees: at least once (a row is deleted only after its ack; a relay
+ * that dies leaves its rows leased, and another takes them when the lease
+ * ends, within the stream's duplicate window so the copy is dropped); in
+ * commit order per session (a session's rows go one after the other, and a
+ * relay leaves a session alone while an older row of it is claimed by
+ * another relay); several relays claim disjoint rows (SKIP LOCKED on
+ * MySQL/MariaDB, one writer at a time on SQLite, and a lease either way).
+ */
+export class OutboxRelay {
+  readonly #o: Required<Omit<RelayOptions, "metrics">> & { metrics?: OutboxMetrics };
+  readonly #sqlite: boolean;
+  #nc: NatsConnection | undefined;
+  #js: JetStreamClient | undefined;
+  #streamReady = false;
+  /** False between a disconnect and the reconnect: no claims meanwhile. */
+  #connected = false;
+  #stopped = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: RelayOptions) {
+    this.#o = {
+      batchSize: 200,
+      leaseMs: 30_000,
+      pollMs: 100,
+      publishTimeoutMs: 5000,
+      retryMs: 1000,
+      name: "practice-relay",
+      ...options,
+    };
+    this.#sqlite = options.db.getExecutor().adapter instanceof SqliteAdapter;
+    this.#o.metrics?.connected.set(0);
+  }
+
+  /** Starts relaying in the background until `stop()`. */
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** Finishes the batch in flight, then closes the NATS connection. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#loop;
+    await this.#nc?.close().catch(() => {});
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      let wait = this.#o.pollMs;
+      try {
+        const result = await this.relayBatch();
+        if (result.claimed === this.#o.batchSize) wait = 0;
+      } catch (err) {
+        this.#o.logger.warn({ err: String(err) }, "outbox relay: will retry");
+        wait = this.#o.retryMs;
+      }
+      if (wait > 0 && !this.#stopped) await this.#sleep(wait);
+    }
+  }
+
+  /**
+   * One batch: connect if needed, claim, publish, delete and release. Throws
+   * when NATS or the database cannot be reached (nothing is lost: rows stay).
+   */
+  async relayBatch(): Promise<BatchResult> {
+    const js = await this.#jetStream();
+    const rows = await this.#claim(Date.now());
+    if (rows.length === 0) return { claimed: 0, published: 0 };
+    const bySession = new Map<string, OutboxRow[]>();
+    for (const row of rows) {
+      const chain = bySession.get(row.sessionId);
+      if (chain) chain.push(row);
+      else bySession.set(row.sessionId, [row]);
+    }
+    // Sessions side by side, each session's events one after the other.
+    const outcomes = await Promise.all([...bySession.values()].map((c) => this.#publish(js, c)));
+    const published = outcomes.flatMap((o) => o.published);
+    const failed = outcomes.flatMap((o) => o.failed);
+    await deleteEvents(this.#o.db, published);
+    if (failed.length > 0) {
+      this.#streamReady = false;
+      await releaseEvents(this.#o.db, failed);
+      const error = outcomes.find((o) => o.error !== undefined)?.error;
+      throw new Error(`${failed.length} of ${rows.length} events not published: ${String(error)}`);
+    }
+    return { claimed: rows.length, published: published.length };
+  }
+
+  async #publish(js: JetStreamClient, chain: OutboxRow[]) {
+    const published: number[] = [];
+    for (const [i, row] of chain.entries()) {
+      try {
+        const ack = await js.publish(subjectOf(this.#o.target.subjectPrefix, row.type), row.body, {
+          msgID: row.eventId,
+          timeout: this.#o.publishTimeoutMs,
+        });
+        if (ack.duplicate) this.#o.metrics?.duplicates.inc();
+      } catch (error) {
+        this.#o.metrics?.publishErrors.inc();
+        // The rest of this session waits: publishing it now would break its order.
+        return { published, failed: chain.slice(i).map((r) => r.seq), error };
+      }
+      published.push(row.seq);
+      this.#o.metrics?.published.inc({ type: row.type });
+      this.#o.metrics?.lag.observe((Date.now() - row.createdAt.getTime()) / 1000);
+    }
+    return { published, failed: [] as number[], error: undefined };
+  }
+
+  /** Claims up to batchSize rows in one short transaction: lease them, commit. */
+  async #claim(nowMs: number): Promise<OutboxRow[]> {
+    const claim = async (trx: Transaction<Database>) => {
+      const rows = await findClaimable(trx, this.#o.batchSize, nowMs);
+      if (rows.length === 0) return rows;
+      const mine = new Set(rows.map((r) => r.seq));
+      const maxSeq = Math.max(...mine);
+      const sessions = [...new Set(rows.map((r) => r.sessionId))];
+      // An older row of a session that is not among ours (another relay
+      // holds it): ours of that session, from there on, must wait for it.
+      const firstForeign = new Map<string, number>();
+      const all = await findSessionSeqs(trx, sessions, maxSeq);
+      for (const { sessionId, seq } of all.sort((a, b) => a.seq - b.seq)) {
+        if (!mine.has(seq) && !firstForeign.has(sessionId)) firstForeign.set(sessionId, seq);
+      }
+      const keep = rows.filter((r) => r.seq < (firstForeign.get(r.sessionId) ?? Infinity));
+      await leaseEvents(
+        trx,
+        keep.map((r) => r.seq),
+        nowMs + this.#o.leaseMs,
+      );
+      return keep;
+    };
+    // READ COMMITTED: no gap locks, so a claim never blocks the requests'
+    // inserts into the outbox. (SQLite has one isolation level.)
+    const transaction = this.#o.db.transaction();
+    return this.#sqlite
+      ? transaction.execute(claim)
+      : transaction.setIsolationLevel("read committed").execute(claim);
+  }
+
+  async #jetStream(): Promise<JetStreamClient> {
+    if (this.#nc === undefined || this.#nc.isClosed()) {
+      const nc = await connectNats(this.#o.target.url, this.#o.name);
+      this.#nc = nc;
+      this.#js = jetStreamOf(nc, this.#o.publishTimeoutMs);
+      this.#streamReady = false;
+      this.#setConnected(true);
+      void this.#watch(nc);
+      this.#o.logger.info({ stream: this.#o.target.stream }, "outbox relay: connected to NATS");
+    }
+    if (!this.#connected) throw new Error("NATS is disconnected (reconnecting)");
+    if (!this.#streamReady) {
+      await ensureStream(this.#nc, this.#o.target);
+      this.#streamReady = true;
+    }
+    return this.#js as JetStreamClient;
+  }
+
+  /** Follows the connection's state until it closes. */
+  async #watch(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect") this.#setConnected(false);
+      if (status.type === "reconnect") {
+        this.#setConnected(true);
+        this.#wake?.();
+      }
+    }
+    this.#setConnected(false);
+  }
+
+  #setConnected(connected: boolean): void {
+    this.#connected = connected;
+    this.#o.metrics?.connected.set(connected ? 1 : 0);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+}

@@ -1,0 +1,107 @@
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import {
+  compressionNegotiate,
+  createMethodSerializationLookup,
+  invokeUnaryImplementation,
+  validateReadWriteMaxBytes,
+} from "@connectrpc/connect/protocol";
+import {
+  codeToHttpStatus,
+  errorToJsonBytes,
+  parseTimeout,
+  trailerMux,
+} from "@connectrpc/connect/protocol-connect";
+import type { UnaryPathOptions } from "./grpc-unary.js";
+import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
+
+/**
+ * A unary Connect-protocol POST (`application/json` or `application/proto`)
+ * the way Connect's own unary handler answers it, with Connect's own
+ * serialization, interceptors, `invokeUnaryImplementation`, error JSON and
+ * HTTP status, but without the request adapter's and handler context's
+ * AbortControllers and the async iterables around one buffer.
+ *
+ * It leaves to Connect's handler (returns undefined before anything runs)
+ * any call it would not answer exactly alike: another content type (a
+ * charset parameter, say), a compressed request, a bad `connect-timeout-ms`,
+ * an unknown accepted encoding, a body over `readMaxBytes` or one that does
+ * not parse, a `content-length` that does not match the body.
+ */
+export function connectUnaryPath(
+  spec: UnarySpec,
+  interceptors: Interceptor[],
+  options: UnaryPathOptions,
+): UnaryPath {
+  const serialization = createMethodSerializationLookup(
+    spec.method,
+    undefined,
+    undefined,
+    validateReadWriteMaxBytes(options.readMaxBytes, undefined, options.compressMinBytes),
+  );
+  return async (call) => {
+    const type = call.header.get("content-type");
+    if (type !== "application/json" && type !== "application/proto") return undefined;
+    const binary = type === "application/proto";
+    const encoding = call.header.get("content-encoding");
+    if (encoding !== null && encoding !== "identity") return undefined;
+    const timeout = parseTimeout(call.header.get("connect-timeout-ms"), Number.MAX_SAFE_INTEGER);
+    const compression = compressionNegotiate(
+      options.acceptCompression,
+      encoding,
+      call.header.get("accept-encoding"),
+      "accept-encoding",
+    );
+    const length = call.header.get("content-length");
+    if (
+      timeout.error ||
+      compression.error ||
+      call.body.length > options.readMaxBytes ||
+      (length !== null && length !== String(call.body.length))
+    ) {
+      return undefined;
+    }
+    let input: ReturnType<ReturnType<typeof serialization.getI>["parse"]>;
+    try {
+      input = serialization.getI(binary).parse(call.body);
+    } catch {
+      return undefined;
+    }
+
+    const header = new Headers({ "content-type": type });
+    const trailer = new Headers();
+    const { context, cleanup } = unaryContext(
+      spec,
+      "connect",
+      call,
+      timeout.timeoutMs,
+      header,
+      trailer,
+    );
+    let status = 200;
+    let body: Uint8Array;
+    try {
+      const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+      body = serialization.getO(binary).serialize(output);
+    } catch (err) {
+      const error =
+        err instanceof ConnectError
+          ? err
+          : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+      status = codeToHttpStatus(error.code);
+      header.set("content-type", "application/json");
+      error.metadata.forEach((value, key) => {
+        header.set(key, value);
+      });
+      body = errorToJsonBytes(error, undefined);
+    } finally {
+      cleanup();
+    }
+    if (compression.response && body.byteLength >= options.compressMinBytes) {
+      body = await compression.response.compress(body);
+      header.set("content-encoding", compression.response.name);
+    }
+    const muxed = trailerMux(header, trailer);
+    muxed.set("content-length", String(body.byteLength));
+    return { status, header: muxed, body };
+  };
+}

@@ -1,0 +1,292 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import type { Logger } from "pino";
+import type { Metrics } from "../ops/metrics.js";
+import { outcomeCode } from "../ops/outcome.js";
+import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
+import { callOutcomeKey } from "./outcome-interceptor.js";
+import type { RpcTable } from "./rpc-routes.js";
+import type { UnaryPath } from "./unary-call.js";
+
+/** A response to write: Connect's, or the unary path's (one buffer). */
+interface Answer {
+  status: number;
+  header?: Headers;
+  body?: AsyncIterable<Uint8Array> | Uint8Array;
+  trailer?: Headers;
+}
+
+export interface H2StreamAdapterOptions {
+  readMaxBytes: number;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/**
+ * Serves one HTTP/2 stream if it is an RPC of ours; false leaves it to
+ * whoever else listens (Fastify, through Node's compatibility layer).
+ */
+export type H2StreamHandler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => boolean;
+
+/** What a server-side RST_STREAM code means to the handler, as Connect's Node adapter says. */
+const H2_CANCEL = 0x8;
+
+/**
+ * Connect over HTTP/2 straight from Node's `stream` event: the same router,
+ * protocols (gRPC, gRPC-Web, Connect), interceptors and error model as the
+ * Fastify plugin, without Node's HTTP/2 compatibility layer (an
+ * IncomingMessage/ServerResponse pair per call) and Fastify's routing, hooks
+ * and reply around it. That layer cost about as much CPU per gRPC call as
+ * the service's own work.
+ *
+ * It takes POSTs to a known procedure path without an `Origin` header (no
+ * browser, so no CORS to answer); everything else goes on to Fastify. What
+ * the Fastify hooks give every request, it gives too: `x-request-id`, the
+ * request's log line and its metrics sample, with the same fields.
+ *
+ * Unary calls take a shorter path through Connect's pieces (see
+ * grpc-unary.ts, connect-unary.ts); everything else goes through Connect's
+ * own handler.
+ * Unary and server-streaming requests (one message) are read whole with
+ * plain 'data' events, at most `readMaxBytes` plus an envelope: past that,
+ * Connect answers `resource_exhausted` from what was read. A stream the
+ * client has reset before its request was read never reaches the handler.
+ */
+export function createH2StreamAdapter(
+  table: RpcTable,
+  options: H2StreamAdapterOptions,
+): H2StreamHandler {
+  const paths = table.handlers;
+  const unaryPaths = table.unary;
+  // An envelope (5 bytes) more than the limit, and one byte to tell "over".
+  const bodyCap = options.readMaxBytes + 6;
+
+  return (stream, headers) => {
+    const rawPath = headers[":path"] ?? "";
+    const q = rawPath.indexOf("?");
+    const path = q < 0 ? rawPath : rawPath.slice(0, q);
+    const handler = paths.get(path);
+    if (handler === undefined || headers[":method"] !== "POST" || headers.origin !== undefined) {
+      return false;
+    }
+    serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options);
+    return true;
+  };
+}
+
+function serve(
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  path: string,
+  handler: UniversalHandler,
+  unary: UnaryPath | undefined,
+  bodyCap: number,
+  options: H2StreamAdapterOptions,
+): void {
+  const began = performance.now();
+  const reqId = requestId({ headers });
+  const transport = rpcTransport(headers["content-type"]);
+  let resultCode = "";
+  let user = "";
+  let status = 0;
+  let answered = false;
+  // Without an 'error' listener, a client's reset would be an uncaught exception.
+  stream.on("error", () => {});
+  const abort = new AbortController();
+  stream.once("close", () => {
+    // A call that ended normally is not aborted: no error object is built for nothing.
+    if (!answered) {
+      abort.abort(
+        stream.rstCode === H2_CANCEL
+          ? new ConnectError("the client cancelled the call", Code.Canceled)
+          : new ConnectError("the stream closed", Code.Aborted),
+      );
+    }
+    recordCall(options.logger, options.metrics, {
+      reqId,
+      user,
+      transport,
+      procedure: path,
+      code: answered ? outcomeCode(resultCode, status, transport) : resultCode || "canceled",
+      status,
+      ms: performance.now() - began,
+    });
+  });
+
+  const contextValues = createContextValues().set(callOutcomeKey, {
+    settle(code, userId) {
+      resultCode = code;
+      user = userId;
+    },
+  });
+  const kind = handler.method.methodKind;
+  const whole = kind === "unary" || kind === "server_streaming";
+  const body = whole ? readWhole(stream, bodyCap) : undefined;
+  const run = async () => {
+    const whole = body ? await body : undefined;
+    // The client reset the stream while we read: nobody is left to answer.
+    if (stream.closed || stream.destroyed) return;
+    const url = `http://${headers[":authority"] ?? "localhost"}${path}`;
+    const header = webHeaders(headers);
+    const signal = abort.signal;
+    if (unary !== undefined && whole !== undefined) {
+      const answer = await unary({ url, header, body: whole, signal, contextValues });
+      if (answer !== undefined) {
+        status = answer.status;
+        await respond(stream, answer, reqId, true);
+        answered = true;
+        return;
+      }
+    }
+    const response = await handler({
+      httpVersion: "2.0",
+      method: "POST",
+      url,
+      header,
+      body: whole ? once(whole) : (stream as AsyncIterable<Uint8Array>),
+      signal,
+      contextValues,
+    });
+    status = response.status;
+    await respond(stream, response, reqId, kind === "unary" || kind === "client_streaming");
+    answered = true;
+  };
+  run().catch((err: unknown) => {
+    if (ConnectError.from(err).code !== Code.Aborted) {
+      options.logger.error({ err, reqId, procedure: path }, "rpc stream failed");
+    }
+    if (!stream.destroyed) stream.close(0x2); // INTERNAL_ERROR
+  });
+}
+
+/** The request body, whole, up to `cap` bytes (the rest is read and dropped). */
+function readWhole(stream: ServerHttp2Stream, cap: number): Promise<Uint8Array> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      stream.off("end", done);
+      stream.off("close", done);
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    };
+    stream.on("data", (chunk: Buffer) => {
+      if (size >= cap) return;
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= cap) done();
+    });
+    stream.once("end", done);
+    stream.once("close", done);
+  });
+}
+
+function once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      let sent = false;
+      return {
+        next: async () => {
+          if (sent) return { done: true, value: undefined };
+          sent = true;
+          return { done: false, value: bytes };
+        },
+      };
+    },
+  };
+}
+
+function webHeaders(headers: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const key in headers) {
+    if (key.charCodeAt(0) === 58 /* ":" */) continue;
+    const value = headers[key];
+    if (typeof value === "string") out.append(key, value);
+    else if (Array.isArray(value)) for (const v of value) out.append(key, v);
+  }
+  return out;
+}
+
+function nodeHeaders(headers: Headers | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  headers?.forEach((value, key) => {
+    into[key] = value;
+  });
+  return into;
+}
+
+/**
+ * Writes Connect's response: headers once the first body chunk exists (so
+ * the implementation could still set some), each chunk as it comes (health
+ * Watch streams), then the trailers, read only once the body is done (gRPC's
+ * status is set at its end).
+ */
+async function respond(
+  stream: ServerHttp2Stream,
+  response: Answer,
+  reqId: string,
+  single: boolean,
+): Promise<void> {
+  const head = () =>
+    nodeHeaders(response.header, { ":status": response.status, "x-request-id": reqId });
+  const trailer = response.trailer;
+  if (trailer !== undefined) {
+    stream.once("wantTrailers", () => {
+      if (!stream.destroyed) stream.sendTrailers(nodeHeaders(trailer, {}));
+    });
+  }
+  const body = response.body;
+  if (body === undefined) {
+    if (stream.destroyed) return;
+    if (trailer === undefined) {
+      stream.respond(head(), { endStream: true });
+      return;
+    }
+    stream.respond(head(), { waitForTrailers: true });
+    stream.end();
+    return;
+  }
+  if (body instanceof Uint8Array) {
+    if (stream.destroyed) return;
+    stream.respond(head(), { waitForTrailers: trailer !== undefined });
+    stream.end(body);
+    return;
+  }
+  const it = body[Symbol.asyncIterator]();
+  try {
+    let chunk = await it.next();
+    if (stream.destroyed) return;
+    stream.respond(head(), { waitForTrailers: trailer !== undefined });
+    if (single && chunk.done !== true) {
+      // One response message: Connect joins it into one chunk. Wait for the
+      // end of the body (the status is set then) and write both at once.
+      const only = chunk.value;
+      chunk = await it.next();
+      if (chunk.done === true) {
+        stream.end(only);
+        return;
+      }
+      if (!stream.write(only)) await drained(stream);
+    }
+    // Streams: each message as it comes (the next may wait for the client).
+    while (chunk.done !== true) {
+      if (!stream.write(chunk.value)) await drained(stream);
+      if (stream.destroyed) return;
+      chunk = await it.next();
+    }
+    stream.end();
+  } finally {
+    await it.return?.();
+  }
+}
+
+function drained(stream: ServerHttp2Stream): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.once("drain", done);
+    stream.once("close", done);
+  });
+}

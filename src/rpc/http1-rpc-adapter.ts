@@ -1,0 +1,142 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
+import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import type { Metrics } from "../ops/metrics.js";
+import { outcomeCode } from "../ops/outcome.js";
+import { recordCall, requestId } from "../ops/request-log.js";
+import { callOutcomeKey } from "./outcome-interceptor.js";
+import type { RpcTable } from "./rpc-routes.js";
+
+export interface Http1RpcAdapterOptions {
+  readMaxBytes: number;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** Serves one HTTP/1.1 request if it is a unary Connect call of ours; false leaves it to Fastify. */
+export type Http1RpcHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+/**
+ * Unary Connect calls over HTTP/1.1 (`POST`, `application/json` or
+ * `application/proto`, no `Origin`: servers and tools, not browsers, whose
+ * CORS Fastify answers) straight into the short Connect path
+ * (connect-unary.ts), or when it declines into Connect's own handler: never
+ * through Fastify's routing, hooks and reply. The same `x-request-id`, log
+ * line and metrics sample as the Fastify hooks. The body is read whole, at
+ * most `readMaxBytes` and a byte (Connect then answers `resource_exhausted`).
+ * Everything else (REST, gRPC-Web, streams, GET) stays on Fastify.
+ */
+export function createHttp1RpcAdapter(
+  table: RpcTable,
+  options: Http1RpcAdapterOptions,
+): Http1RpcHandler {
+  const cap = options.readMaxBytes + 1;
+  return (req, res) => {
+    const url = req.url ?? "";
+    const unary = req.method === "POST" ? table.unary.get(url) : undefined;
+    const type = req.headers["content-type"];
+    if (
+      unary === undefined ||
+      (type !== "application/json" && type !== "application/proto") ||
+      req.headers.origin !== undefined
+    ) {
+      return false;
+    }
+    const handler = table.handlers.get(url);
+    if (handler === undefined) return false;
+
+    const began = performance.now();
+    const reqId = requestId(req);
+    let resultCode = "";
+    let user = "";
+    let answered = false;
+    res.setHeader("x-request-id", reqId);
+    const abort = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) {
+        abort.abort(new ConnectError("the client went away", Code.Canceled));
+      }
+      recordCall(options.logger, options.metrics, {
+        reqId,
+        user,
+        transport: "connect",
+        procedure: url,
+        code: answered
+          ? outcomeCode(resultCode, res.statusCode, "connect")
+          : resultCode || "canceled",
+        status: res.statusCode,
+        ms: performance.now() - began,
+      });
+    });
+    const contextValues = createContextValues().set(callOutcomeKey, {
+      settle(code, userId) {
+        resultCode = code;
+        user = userId;
+      },
+    });
+
+    const run = async () => {
+      const body = await readWhole(req, cap);
+      if (res.destroyed) return;
+      const call = {
+        url: `http://${req.headers.host ?? "localhost"}${url}`,
+        header: webHeaders(req),
+        body,
+        signal: abort.signal,
+        contextValues,
+      };
+      const answer = await unary(call);
+      if (answer !== undefined) {
+        answered = true;
+        res.statusCode = answer.status;
+        answer.header.forEach((value, key) => {
+          res.setHeader(key, value);
+        });
+        res.end(answer.body);
+        return;
+      }
+      const response = await handler({
+        httpVersion: req.httpVersion,
+        method: "POST",
+        ...call,
+        body: (async function* () {
+          yield body;
+        })(),
+      });
+      answered = true;
+      await universalResponseToNodeResponse(response, res);
+    };
+    run().catch((err: unknown) => {
+      if (ConnectError.from(err).code !== Code.Aborted) {
+        options.logger.error({ err, reqId, procedure: url }, "rpc request failed");
+      }
+      if (!res.headersSent) res.statusCode = 500;
+      res.destroy();
+    });
+    return true;
+  };
+}
+
+function readWhole(req: IncomingMessage, cap: number): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      if (size >= cap) return;
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    req.once("end", () =>
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)),
+    );
+    req.once("error", reject);
+  });
+}
+
+function webHeaders(req: IncomingMessage): Headers {
+  const out = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) out.append(raw[i] as string, raw[i + 1] as string);
+  return out;
+}

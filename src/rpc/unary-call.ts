@@ -1,0 +1,85 @@
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  type HandlerContext,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+
+/** A unary RPC as the short paths see it: the whole request in hand. */
+export interface UnaryCall {
+  url: string;
+  header: Headers;
+  /** The whole request body. */
+  body: Uint8Array;
+  /** Aborted when the client goes away before the answer. */
+  signal: AbortSignal;
+  contextValues: ContextValues;
+}
+
+/** What to send back: status, headers, one body, and trailers (gRPC). */
+export interface UnaryAnswer {
+  status: number;
+  header: Headers;
+  body: Uint8Array | undefined;
+  trailer?: Headers;
+}
+
+/** A short path: the answer, or undefined to leave the call to Connect's own handler. */
+export type UnaryPath = (call: UnaryCall) => Promise<UnaryAnswer | undefined>;
+
+export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+/**
+ * The handler context Connect would give a unary call, without its three
+ * AbortControllers (request, deadline, linked) aborted with an error object
+ * at the end of every call: the call's own signal, or with a client deadline
+ * one more controller and a timer. `cleanup` stops the timer.
+ */
+export function unaryContext(
+  spec: UnarySpec,
+  protocolName: string,
+  call: UnaryCall,
+  timeoutMs: number | undefined,
+  responseHeader: Headers,
+  responseTrailer: Headers,
+): { context: HandlerContext; cleanup: () => void } {
+  const { signal, cleanup } = deadlineSignal(call.signal, timeoutMs);
+  const deadline = timeoutMs === undefined ? 0 : Date.now() + timeoutMs;
+  const context: HandlerContext = {
+    method: spec.method,
+    service: spec.method.parent,
+    requestMethod: "POST",
+    protocolName,
+    url: call.url,
+    signal,
+    timeoutMs: () => (deadline === 0 ? undefined : deadline - Date.now()),
+    requestHeader: call.header,
+    responseHeader,
+    responseTrailer,
+    values: call.contextValues,
+  };
+  return { context, cleanup };
+}
+
+function deadlineSignal(
+  request: AbortSignal,
+  timeoutMs: number | undefined,
+): { signal: AbortSignal; cleanup: () => void } {
+  if (timeoutMs === undefined) return { signal: request, cleanup: () => {} };
+  const controller = new AbortController();
+  const expire = () =>
+    controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  const forward = () => controller.abort(request.reason);
+  const timer = timeoutMs <= 0 ? undefined : setTimeout(expire, timeoutMs);
+  if (timeoutMs <= 0) expire();
+  if (request.aborted) forward();
+  else request.addEventListener("abort", forward, { once: true });
+  return {
+    signal: controller.signal,
+    cleanup() {
+      clearTimeout(timer);
+      request.removeEventListener("abort", forward);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { v7 as uuidv7 } from "uuid";
+import { afterAll, describe, expect, it } from "vitest";
+import { runAverageScore } from "../../examples/consumer/average-score.js";
+import { sessionCompleted } from "../../src/domain/events.js";
+import { ensureStream, subjectOf } from "../../src/events/nats.js";
+import { testStore } from "../support/database.js";
+import { deleteStream, requireNats, testNatsUrl, uniqueTarget } from "../support/nats.js";
+
+/**
+ * examples/consumer: the per-user running average survives restarts, and a
+ * crash between saving and acknowledging does not count a session twice.
+ * It needs no database: it runs in the SQLite pass only.
+ */
+
+const natsUp = testStore() === "sqlite" && (await requireNats());
+const target = uniqueTarget();
+const dir = mkdtempSync(join(tmpdir(), "consumer-"));
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  if (natsUp) await deleteStream(target);
+});
+
+/** Publishes one completed session per [user, correct of 4] pair. */
+async function publishCompleted(pairs: [string, number][]): Promise<void> {
+  const nc = await connect({ servers: testNatsUrl() });
+  try {
+    await ensureStream(nc, target);
+    const js = jetstream(nc);
+    for (const [userId, correct] of pairs) {
+      const id = uuidv7();
+      const summary = {
+        id,
+        quizId: "1",
+        startedAt: new Date(),
+        completedAt: null,
+        totalQuestions: 4,
+        correctAnswers: correct,
+        answeredQuestions: 4,
+      };
+      const event = sessionCompleted({ newId: uuidv7, userId }, summary, new Date());
+      await js.publish(subjectOf(target.subjectPrefix, event.type), event.json, {
+        msgID: event.id,
+      });
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Runs the consumer until it has applied `untilSeq`, or stops by itself (a crash). */
+async function run(untilSeq: number, crashAt?: number) {
+  const stop = new AbortController();
+  const averages: string[] = [];
+  let last = 0;
+  const state = await runAverageScore(
+    {
+      ...target,
+      durable: "average-score-test",
+      stateFile: join(dir, "state.json"),
+      ackWaitMs: 1000,
+      onAverage: (user, average, sessions) => {
+        averages.push(`${user} ${average} ${sessions}`);
+      },
+      crashBeforeAck: (seq) => {
+        last = seq;
+        if (seq >= untilSeq) stop.abort();
+        return seq === crashAt;
+      },
+    },
+    stop.signal,
+  );
+  return { state, averages, last };
+}
+
+describe.skipIf(!natsUp)("the average-score consumer example", () => {
+  it("keeps each user's running average across restarts, counting nothing twice", async () => {
+    await publishCompleted([
+      ["ann", 4],
+      ["ann", 2],
+      ["bob", 0],
+    ]);
+    const first = await run(3);
+    expect(first.averages).toEqual(["ann 100 1", "ann 75 2", "bob 0 1"]);
+
+    await publishCompleted([
+      ["ann", 0],
+      ["bob", 4],
+    ]);
+    // Dies after saving event 4 and before acknowledging it: JetStream delivers it again.
+    const crashed = await run(5, 4);
+    expect(crashed.last).toBe(4);
+    const restarted = await run(5);
+    expect(restarted.averages).toEqual(["bob 50 2"]);
+    expect(restarted.state.users).toEqual({
+      ann: { sessions: 3, totalScore: 150 },
+      bob: { sessions: 2, totalScore: 100 },
+    });
+  });
+});
