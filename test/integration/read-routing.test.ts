@@ -36,7 +36,7 @@ describe.skipIf(testStore() === "sqlite")("reads routed to a replica", () => {
       const reads = new ReplicaReads(database.db, replica.db);
       expect(await reads.check()).toBe(true);
       const rows = await reads.read(page);
-      expect(rows.map((r) => r.id)).toEqual(["01900000-0000-7000-8000-000000000001"]);
+      expect(rows?.map((r) => r.id)).toEqual(["01900000-0000-7000-8000-000000000001"]);
       expect(reads.stats).toEqual({ replica: 1, primaryAfterWait: 0, primaryAfterError: 0 });
     } finally {
       await replica.close();
