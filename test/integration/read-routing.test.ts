@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/connect.js";
-import { findSessionPage } from "../../src/db/practice-sessions-repository.js";
 import { ReplicaReads } from "../../src/db/read-routing.js";
+import { findSessionPage } from "../../src/db/session-page.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, insertSessions } from "../support/fixtures.js";
 
