@@ -12,7 +12,7 @@
 import { CompiledQuery, Kysely, MysqlDialect, sql } from "kysely";
 import { openDatabase } from "../src/db/connect.js";
 import type { Database, Db, NewPracticeSession } from "../src/db/database.js";
-import { findSessionPage } from "../src/db/practice-sessions-repository.js";
+import { findSessionPage } from "../src/db/session-page.js";
 import type { Cursor } from "../src/domain/cursor.js";
 import type { SessionStatus } from "../src/domain/session.js";
 import { createTestDatabase } from "../test/support/database.js";

@@ -27,8 +27,8 @@ import { GetQuizRequestSchema, GetQuizResponseSchema } from "../gen/practice/v1/
 import { PracticeSessions } from "../src/app/practice-sessions.js";
 import { signToken } from "../src/auth/tokens.js";
 import type { Database } from "../src/db/database.js";
-import { findSessionPage } from "../src/db/practice-sessions-repository.js";
 import { findLiveQuiz } from "../src/db/quizzes-repository.js";
+import { findSessionPage } from "../src/db/session-page.js";
 import { systemClock } from "../src/domain/clock.js";
 import { decodeCursor } from "../src/domain/cursor.js";
 import { type Child, freePort, startChild } from "./lib/children.js";

@@ -67,7 +67,11 @@ async function main() {
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
     });
-    reads = new ReplicaReads(database.db, readDatabase.db);
+    const replicaReads = new ReplicaReads(database.db, readDatabase.db);
+    if (!(await replicaReads.check())) {
+      logger.warn("the read replica does not answer: reads go to the primary until it does");
+    }
+    reads = replicaReads;
     logger.info(`reads routed to ${describeStore(config.databaseReadUrl)}`);
   }
   // The embedded store is for trying the service: give it something to practise.

@@ -6,7 +6,6 @@ import {
   countAnswer,
   deleteStaleSession,
   findLatestAnswerAt,
-  findSessionPage,
   findSessionWithAnswers,
   findSnapshot,
   findSnapshotQuestion,
@@ -20,6 +19,7 @@ import {
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
+import { findSessionPage } from "../db/session-page.js";
 import { type Clock, notBefore } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";

@@ -25,8 +25,8 @@ type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
  * than the key's, a bad signature, an expired or not-yet-valid token, a wrong
  * issuer or audience, and a token without `exp` or `sub` are all refused.
  *
- * Verification costs about 100 µs of CPU, more than the rest of a list
- * request, so a verified token is remembered (bounded, until its `exp`):
+ * Verification costs more CPU than the rest of a list request
+ * (BENCHMARKS.md, "Behind the code"), so a verified token is remembered (bounded, until its `exp`):
  * a later request with the same token skips the signature check but not the
  * expiry check.
  */

@@ -57,6 +57,26 @@ export class ReplicaReads implements ReadRouting {
     private readonly waitMs = REPLICA_WAIT_MS,
   ) {}
 
+  /**
+   * Checks at start-up that both ends speak MariaDB's GTIDs (MySQL has other
+   * functions for this), and throws with the reason if not. A replica that
+   * does not answer is no reason to stay down (reads then go to the
+   * primary): that returns false.
+   */
+  async check(): Promise<boolean> {
+    try {
+      const position = await primaryPosition(this.primary);
+      await sql`SELECT MASTER_GTID_WAIT(${position}, 0)`.execute(this.replica);
+      return true;
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) return false;
+      throw new Error(
+        "DATABASE_READ_URL needs a MariaDB primary and replica with GTIDs (@@gtid_binlog_pos, MASTER_GTID_WAIT)",
+        { cause: err },
+      );
+    }
+  }
+
   async read<T>(read: (db: Db) => Promise<T>): Promise<T> {
     const position = await primaryPosition(this.primary);
     let caughtUp = false;

@@ -85,7 +85,7 @@ it("says which store it wrote to, and a second run adds nothing", async () => {
   const ids = (out: string) => [...out.matchAll(/quiz (\d+):/g)].map((m) => m[1]);
   expect(ids(second.out)).toEqual(ids(first.out));
   expect(ids(first.out)).toHaveLength(2);
-});
+}, 90_000);
 
 it.skipIf(testStore() === "mysql")(
   "with no DATABASE_URL, uses npm start's store: ./data/practice.db",
@@ -97,4 +97,5 @@ it.skipIf(testStore() === "mysql")(
     expect(run.out).toMatch(new RegExp(`^Store: SQLite ${file}: added`));
     expect(existsSync(file)).toBe(true);
   },
+  60_000,
 );

@@ -73,6 +73,21 @@ export async function startReplicas(
     await sql`GRANT SELECT ON ${sql.id(database)}.* TO ${sql.lit(decodeURIComponent(reader.username))}@'127.0.0.1'`.execute(
       setup.db,
     );
+    // Wait until the replica has the grant (and the schema) before anyone reads there.
+    const { rows } = await sql<{ p: string }>`SELECT @@gtid_binlog_pos AS p`.execute(setup.db);
+    const replicaRoot = new URL(options.readUrl);
+    replicaRoot.username = "root";
+    replicaRoot.password = "";
+    const replica = openDatabase({
+      url: replicaRoot.toString(),
+      poolSize: 1,
+      connectTimeoutMs: 2000,
+    });
+    try {
+      await sql`SELECT MASTER_GTID_WAIT(${rows[0]?.p ?? ""}, 30)`.execute(replica.db);
+    } finally {
+      await replica.close();
+    }
   }
   await setup.close();
 
@@ -102,6 +117,8 @@ export async function startReplicas(
         connectTimeoutMs: 2000,
       });
       reads = new ReplicaReads(handle.db, read.db);
+      // What main.ts does at start-up: both ends must speak MariaDB's GTIDs.
+      if (!(await reads.check())) throw new Error(`the read replica ${node} does not answer`);
       closeReads = read.close;
     }
     const app = await buildServer({
