@@ -40,7 +40,7 @@ COPY scripts ./scripts
 # The base image's unprivileged "node" user, by number so that Kubernetes'
 # runAsNonRoot can check it.
 USER 1000:1000
-EXPOSE 8080
+EXPOSE 8080 9464
 
 # Process up (GET /healthz); Kubernetes uses its own probes instead.
 # The slim image has no curl: Node's fetch does it.

@@ -119,6 +119,7 @@ async function costPerRequest(root: string): Promise<Record<string, Cost>> {
   const child = await startChild("service", resolve(root, "src/main.ts"), {
     DATABASE_URL: target.toString(),
     PORT: String(port),
+    METRICS_PORT: "0",
     HOST: "127.0.0.1",
     JWT_SECRET: SECRET,
     LOG_LEVEL: "warn",
@@ -229,6 +230,7 @@ async function lagUnderLoad() {
   const child = await startChild("service", resolve("src/main.ts"), {
     DATABASE_URL: data.url,
     PORT: String(port),
+    METRICS_PORT: "0",
     HOST: "127.0.0.1",
     JWT_SECRET: SECRET,
     LOG_LEVEL: "warn",

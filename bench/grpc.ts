@@ -122,6 +122,7 @@ function httpTarget(name: string, child: Child, kind: "rest" | "json" | "proto")
 async function service(name: string, dir: string, dbUrl: string): Promise<Child> {
   return startChild(name, `${dir}src/main.ts`, {
     PORT: String(await freePort()),
+    METRICS_PORT: "0",
     HOST: "127.0.0.1",
     DATABASE_URL: dbUrl,
     JWT_SECRET: SECRET,
@@ -143,6 +144,7 @@ async function main(): Promise<void> {
     if (base) children.push(base);
     const gjs = await startChild("grpc-js", "bench/servers/grpc-js.ts", {
       PORT: String(await freePort()),
+      METRICS_PORT: "0",
       DATABASE_URL: data.url,
       JWT_SECRET: SECRET,
       DB_POOL_SIZE: "10",

@@ -34,6 +34,7 @@ const svc = await startChild(
   "src/main.ts",
   {
     PORT: String(await freePort()),
+    METRICS_PORT: "0",
     HOST: "127.0.0.1",
     DATABASE_URL: data.url,
     JWT_SECRET: SECRET,

@@ -270,6 +270,7 @@ async function startService(name: string, dbUrl: string, flags: string[] = []): 
     "src/main.ts",
     {
       PORT: String(await freePort()),
+      METRICS_PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: dbUrl,
       JWT_SECRET: SECRET,

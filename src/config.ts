@@ -22,6 +22,8 @@ export interface JwtConfig {
 export interface Config {
   host: string;
   port: number;
+  /** The Prometheus `/metrics` listener's port (never the public one). */
+  metricsPort: number;
   databaseUrl: string;
   /**
    * A read replica (an account that may only SELECT) for ListSessions,
@@ -32,6 +34,11 @@ export interface Config {
   migrateOnStart: boolean;
   /** Connections in the MySQL pool. */
   dbPoolSize: number;
+  /**
+   * Admission control: API calls doing work at once (default: the pool's
+   * size); twice as many may wait a second, the rest are shed (503).
+   */
+  maxInFlight: number;
   /** How long to wait for a new database connection before answering `unavailable`. */
   dbConnectTimeoutMs: number;
   jwt: JwtConfig;
@@ -138,14 +145,25 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const dbPoolSize = integer(env, "DB_POOL_SIZE", 10, 1, 1000);
+  const metricsPort = integer(env, "METRICS_PORT", 9464, 0, 65535);
+  if (metricsPort === port && port !== 0) {
+    throw new ConfigError(
+      "METRICS_PORT must differ from PORT: /metrics never goes on the public port",
+    );
+  }
+
   return {
     events: eventsConfig(env),
     host: optional(env, "HOST") ?? "0.0.0.0",
-    port: integer(env, "PORT", 8080, 0, 65535),
+    port,
+    metricsPort,
     databaseUrl,
     databaseReadUrl,
     migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
-    dbPoolSize: integer(env, "DB_POOL_SIZE", 10, 1, 1000),
+    dbPoolSize,
+    maxInFlight: integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     jwt,
     production,

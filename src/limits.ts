@@ -13,6 +13,12 @@ export const MAX_BODY_BYTES = 64 * 1024;
  */
 export const MAX_HEADER_BYTES = 16 * 1024;
 
+/**
+ * SETTINGS_MAX_CONCURRENT_STREAMS: streams one HTTP/2 connection may have
+ * open at once. Node advertises no limit by default (2^32-1).
+ */
+export const MAX_CONCURRENT_STREAMS = 100;
+
 /** Longest path parameter: quiz ids are at most 20 digits; longer segments are not routes. */
 export const MAX_PARAM_LENGTH = 200;
 

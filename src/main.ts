@@ -11,9 +11,11 @@ import { systemClock } from "./domain/clock.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
 import { servePort } from "./one-port.js";
+import { Admission } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
-import { buildServer } from "./server.js";
+import { metricsServer } from "./ops/metrics-server.js";
+import { admissionLimits, buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
@@ -92,10 +94,13 @@ async function main() {
     }
   }
 
-  const health = new HealthMonitor(database.db);
+  // Probes on a connection of their own; migrations checked once, here.
+  const health = new HealthMonitor(database.db, { probe: database.probe });
+  if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const metrics = new Metrics(database.pool);
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
   const app = await buildServer({
+    admission: new Admission(admissionLimits(config.maxInFlight)),
     db: database.db,
     pool: database.pool,
     metrics,
@@ -123,6 +128,14 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  const scrape = metricsServer(metrics);
+  await new Promise<void>((resolve, reject) => {
+    scrape.once("error", reject);
+    scrape.listen(config.metricsPort, config.host, () => resolve());
+  });
+  const scrapeAddress = scrape.address();
+  const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
+  logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
 
   // Events always go to the outbox; they leave it only when a relay runs.
   const { nats, relayInProcess } = config.events;
@@ -187,6 +200,8 @@ async function main() {
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
+      scrape.close();
+      scrape.closeAllConnections();
       await port.close(config.shutdownTimeoutMs);
       await relay?.stop();
       await database.close();

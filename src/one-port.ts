@@ -3,6 +3,7 @@ import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream 
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
+import { guardHttp2Session } from "./ops/http2-guard.js";
 import type { H2StreamHandler } from "./rpc/h2-stream-adapter.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
@@ -48,6 +49,7 @@ export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
+    guardHttp2Session(session);
     session.once("close", () => sessions.delete(session));
   });
 

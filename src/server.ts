@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { ServerOptions as Http2ServerOptions } from "node:http2";
+import type { IncomingMessage } from "node:http";
+import type { ServerOptions as Http2ServerOptions, Http2ServerRequest } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -37,11 +38,15 @@ import { errors } from "./domain/errors.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
+  MAX_CONCURRENT_STREAMS,
   MAX_HEADER_BYTES,
   MAX_PARAM_LENGTH,
   REQUEST_TIMEOUT_MS,
 } from "./limits.js";
+import { Admission, type AdmissionLimits } from "./ops/admission.js";
+import { clientGone } from "./ops/client-gone.js";
 import { registerCors } from "./ops/cors.js";
+import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
@@ -56,11 +61,18 @@ import { observeRequests, requestId } from "./ops/request-log.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
+import { clientGoneKey } from "./rpc/admission-interceptor.js";
 import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
 import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
 import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
+import {
+  connectionKey,
+  STREAM_LIMITS,
+  type StreamLimits,
+  streamLimitsInterceptor,
+} from "./rpc/stream-limits.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 declare module "fastify" {
@@ -83,12 +95,19 @@ export interface ServerDeps {
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
-  /** The /metrics registry's owner, shared with the outbox relay. Default: a new one on `pool`. */
+  /**
+   * The /metrics registry's owner, shared with the outbox relay and served on
+   * its own listener (ops/metrics-server.ts). Default: a new one on `pool`.
+   */
   metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
+  /** Admission control of the API's calls (REST and RPC). Default: sized to a pool of 10. */
+  admission?: Admission;
+  /** Caps on health Watch and reflection streams. Default: STREAM_LIMITS. */
+  streamLimits?: StreamLimits;
   /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
   reads?: ReadRouting;
   /** The built practice page, served at `/practice/`; none: not served. */
@@ -101,7 +120,13 @@ export interface ServerDeps {
  * see one-port.ts, which serves it on one port.
  */
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const http2Options: Http2ServerOptions = { settings: { maxHeaderListSize: MAX_HEADER_BYTES } };
+  const http2Options: Http2ServerOptions = {
+    settings: {
+      maxHeaderListSize: MAX_HEADER_BYTES,
+      // Node advertises no limit by default (2^32-1 streams on one connection).
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    },
+  };
   const app = fastify({
     http2: true,
     // Fastify hands `https` to http2.createSecureServer, `http` to http2.createServer
@@ -155,6 +180,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
+  const admission = deps.admission ?? new Admission(admissionLimits(10));
+  const logFailure = failureLog();
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
@@ -179,21 +206,32 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
   app.setErrorHandler((err, request, reply) => {
     const sent = sendProblem(reply, err);
-    if (reply.statusCode >= 500) request.log.error({ err }, "request failed");
+    if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {
     contextValues: (req: FastifyRequest) =>
-      createContextValues().set(callOutcomeKey, {
-        settle: (code, userId) => recordOutcome(req, { code, userId }),
-      }),
+      createContextValues()
+        .set(callOutcomeKey, {
+          settle: (code, userId) => recordOutcome(req, { code, userId }),
+        })
+        .set(clientGoneKey, () => clientGone(req.raw))
+        .set(connectionKey, connectionOf(req.raw as IncomingMessage | Http2ServerRequest)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
   };
+  const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
   const rpcGroups: RpcRoutes[] = [
-    practiceRpc({ sessions, quizzes, authenticator: deps.authenticator, requestTimeoutMs }),
+    practiceRpc({
+      sessions,
+      quizzes,
+      authenticator: deps.authenticator,
+      requestTimeoutMs,
+      admission,
+      onFailure,
+    }),
     // Health and reflection: for probes and tools, which carry no token; and
     // no server deadline, since Watch and reflection streams last on purpose.
     {
@@ -205,7 +243,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         router.service(ServerReflection, reflectionService(registry, services));
         router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
       },
-      interceptors: [outcomeInterceptor()],
+      interceptors: [
+        outcomeInterceptor(onFailure),
+        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
+      ],
     },
   ];
   for (const group of rpcGroups)
@@ -219,7 +260,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, metrics, logger: deps.logger };
   app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
   app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
-  await app.register(opsRoutes, { health, metrics });
+  await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {
       prefix,
@@ -227,6 +268,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       quizzes,
       authenticator: deps.authenticator,
       requestTimeoutMs,
+      admission,
       hidden: prefix !== "",
     });
   }
@@ -240,6 +282,21 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
+}
+
+/**
+ * Admission limits for `maxInFlight` calls at once, by default the database
+ * pool's size: as many calls run as there are connections (so none waits inside the pool, where
+ * a cancelled call could not leave), twice as many may wait up to a
+ * second, the rest are shed at once.
+ */
+export function admissionLimits(maxInFlight: number): AdmissionLimits {
+  return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
+}
+
+/** One HTTP/2 session, or one HTTP/1.1 socket, is one connection. */
+function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
+  return "stream" in raw ? (raw.stream.session ?? raw.stream) : raw.socket;
 }
 
 /** The URL paths of the services' procedures ("/pkg.Service/Method"). */

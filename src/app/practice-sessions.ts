@@ -5,6 +5,7 @@ import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
   deleteStaleSession,
+  findLatestAnswerAt,
   findSessionWithAnswers,
   findSnapshot,
   findSnapshotQuestion,
@@ -19,7 +20,7 @@ import {
 } from "../db/practice-sessions-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import { findSessionPage } from "../db/session-page.js";
-import type { Clock } from "../domain/clock.js";
+import { type Clock, notBefore } from "../domain/clock.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import { errors } from "../domain/errors.js";
 import {
@@ -272,7 +273,8 @@ export class PracticeSessions {
           questionId: input.questionId,
           userAnswer: input.userAnswer,
           isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
-          answeredAt: now,
+          // Another replica's clock may be behind the one that started it.
+          answeredAt: notBefore(now, session.startedAt),
         };
         await insertAnswer(trx, {
           session_id: input.sessionId,
@@ -317,8 +319,12 @@ export class PracticeSessions {
           if (session === undefined) throw errors.sessionNotFound();
           const now = this.clock.now();
           refuseUnlessWritable(session, now);
-          await markCompleted(trx, sessionId, now);
-          await insertEvents(trx, [sessionCompleted(this.events(userId), session, now)]);
+          // Clamped, not read from one clock: replicas' clocks disagree, and
+          // the database's clock would add a query to every write.
+          const latestAnswer = await findLatestAnswerAt(trx, sessionId);
+          const completedAt = notBefore(now, session.startedAt, latestAnswer);
+          await markCompleted(trx, sessionId, completedAt);
+          await insertEvents(trx, [sessionCompleted(this.events(userId), session, completedAt)]);
         }),
       this.retry,
     );

@@ -12,7 +12,7 @@ export interface Authenticator {
 
 /** Longest `authorization` value looked at; longer ones are refused unread. */
 const MAX_HEADER_LENGTH = 8192;
-/** Longest user id: practice_sessions.user_id is VARCHAR(255). */
+/** Longest user id, in code points: practice_sessions.user_id is VARCHAR(255) in utf8mb4. */
 const MAX_SUBJECT_LENGTH = 255;
 /** Verified tokens remembered at most. */
 const CACHE_SIZE = 10_000;
@@ -43,9 +43,7 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
       currentDate: clock.now(),
     });
     const { sub, exp } = payload;
-    if (typeof sub !== "string" || sub.length === 0 || sub.length > MAX_SUBJECT_LENGTH) {
-      throw new Error("bad sub");
-    }
+    if (typeof sub !== "string" || !isUserId(sub)) throw new Error("bad sub");
     return { sub, exp: exp as number };
   }
 
@@ -95,4 +93,20 @@ function verificationKey(config: JwtConfig): { key: Key; algorithms: string[] } 
     return { key: createRemoteJWKSet(new URL(config.jwksUrl)), algorithms: ["RS256", "ES256"] };
   }
   throw new Error("no JWT key configured");
+}
+
+/** With the u flag, only a surrogate that is not half of a pair is a code point of category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Whether a token's `sub` can be a user id: 1 to MAX_SUBJECT_LENGTH code
+ * points of well-formed Unicode. JSON lets a string carry lone surrogates
+ * ("\ud800"); utf8mb4 would store each as U+FFFD, making different subjects
+ * one user. Lengths count code points, as VARCHAR does, not UTF-16 units.
+ */
+export function isUserId(sub: string): boolean {
+  if (sub.length === 0 || LONE_SURROGATE.test(sub)) return false;
+  let codePoints = 0;
+  for (const _ of sub) if (++codePoints > MAX_SUBJECT_LENGTH) return false;
+  return true;
 }

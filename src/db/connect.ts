@@ -1,7 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Kysely, MysqlDialect } from "kysely";
-import { createConnection, createPool, type Pool, type PoolConnection } from "mysql2";
+import { Kysely, MysqlDialect, sql } from "kysely";
+import {
+  type Connection,
+  createConnection,
+  createPool,
+  type Pool,
+  type PoolConnection,
+} from "mysql2";
 import type { Database } from "./database.js";
 import { openSqlite } from "./sqlite.js";
 
@@ -50,6 +56,12 @@ export interface DatabaseHandle {
   store: Store;
   /** The mysql2 pool under Kysely, for pool metrics; none for SQLite. */
   pool?: Pool;
+  /**
+   * Resolves if the database answers `SELECT 1`, rejects if not: on MySQL
+   * over a connection of its own (made again after a failure), never one
+   * of the users' pool. For health probes.
+   */
+  probe(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,7 +69,10 @@ export interface DatabaseHandle {
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (storeOf(options.url) === "sqlite") {
     const db = openSqlite(sqliteFile(options.url));
-    return { db, store: "sqlite", close: () => db.destroy() };
+    const probe = async () => {
+      await sql`SELECT 1`.execute(db);
+    };
+    return { db, store: "sqlite", probe, close: () => db.destroy() };
   }
   return openMysql(options);
 }
@@ -81,12 +96,94 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     queueLimit: options.poolSize * 100,
   });
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
+  const kill = killer(options.url, options.connectTimeoutMs);
   pool.on("connection", (connection) => {
-    limitQueryTime(connection, timeoutMs);
+    limitSession(connection, timeoutMs);
+    limitQueryTime(connection, timeoutMs, kill);
     readCommittedWritesOnGalera(connection);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
-  return { db, store: "mysql", pool, close: () => db.destroy() };
+  const probe = probeConnection(options.url, options.connectTimeoutMs);
+  return {
+    db,
+    store: "mysql",
+    pool,
+    probe: probe.run,
+    close: async () => {
+      probe.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Longest a health probe's `SELECT 1` may take on its connection. */
+const PROBE_QUERY_TIMEOUT_MS = 1000;
+
+/** `SELECT 1` on one connection of its own, opened on first use and after each failure. */
+function probeConnection(url: string, connectTimeoutMs: number) {
+  let connection: Connection | undefined;
+  const drop = () => {
+    connection?.destroy();
+    connection = undefined;
+  };
+  return {
+    run: async () => {
+      if (connection === undefined) {
+        connection = createConnection({ uri: url, connectTimeout: connectTimeoutMs });
+        connection.on("error", drop);
+      }
+      try {
+        // mysql2's own timeout: a probe that hangs (a partition) fails, and
+        // its connection is dropped, instead of holding up the next one.
+        await connection.promise().query({ sql: "SELECT 1", timeout: PROBE_QUERY_TIMEOUT_MS });
+      } catch (err) {
+        drop();
+        throw err;
+      }
+    },
+    close: drop,
+  };
+}
+
+/**
+ * Session limits, so that no connection holds locks for long, whatever
+ * happens to it. Sent first on each new connection (commands run in order):
+ * - `innodb_lock_wait_timeout`: a statement waits for a row lock at most
+ *   half the statement limit (MariaDB's default is 50 s), so it fails with
+ *   errno 1205, which the service retries, before its own timeout fires;
+ * - `idle_transaction_timeout` (MariaDB): a session idle inside a transaction
+ *   is killed after twice the statement limit: a client cut off mid-way
+ *   (a partition, no FIN or RST) frees its rows then, not after `wait_timeout` (8 h);
+ * - `max_statement_time` (MariaDB) / `max_execution_time` (MySQL, SELECTs only):
+ *   the server stops a statement it is still running past the limit.
+ * A variable the server does not know is skipped (MySQL lacks the first
+ * MariaDB ones, MariaDB the MySQL one).
+ */
+function limitSession(connection: PoolConnection, timeoutMs: number): void {
+  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
+  const lockWait = Math.max(1, Math.floor(timeoutMs / 2000));
+  const ignore = () => {};
+  connection.query(`SET SESSION innodb_lock_wait_timeout = ${lockWait}`, ignore);
+  connection.query(
+    `SET SESSION idle_transaction_timeout = ${2 * seconds}, max_statement_time = ${timeoutMs / 1000}`,
+    ignore,
+  );
+  connection.query(`SET SESSION max_execution_time = ${timeoutMs}`, ignore);
+}
+
+/**
+ * A function that asks the server, on a connection of its own, to kill the
+ * session `threadId`: its statement stops and its transaction rolls back
+ * at once, freeing its locks. Best effort: a server out of reach (the
+ * reason for the timeout, often) cannot be asked, and then
+ * `idle_transaction_timeout` does it.
+ */
+function killer(url: string, connectTimeoutMs: number): (threadId: number) => void {
+  return (threadId) => {
+    const connection = createConnection({ uri: url, connectTimeout: connectTimeoutMs });
+    connection.on("error", () => {});
+    connection.query(`KILL ${Number(threadId)}`, () => connection.destroy());
+  };
 }
 
 /**
@@ -109,10 +206,15 @@ function readCommittedWritesOnGalera(connection: PoolConnection): void {
  * fail after `timeoutMs` with a fatal PROTOCOL_SEQUENCE_TIMEOUT error, which
  * the service answers as `unavailable`. The connection is destroyed, so the
  * pool drops it and serves its waiters with a new one; the late answer, if
- * any, is ignored. mysql2's own `timeout` option is not used: Kysely cannot
+ * any, is ignored; and its server session is killed (`kill`), since closing
+ * our end does not reach a server across a partition. mysql2's own `timeout` option is not used: Kysely cannot
  * pass it, and it leaves the connection in the pool mid-command.
  */
-function limitQueryTime(connection: PoolConnection, timeoutMs: number): void {
+function limitQueryTime(
+  connection: PoolConnection,
+  timeoutMs: number,
+  kill: (threadId: number) => void,
+): void {
   const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
   connection.query = ((...args: unknown[]) => {
     const callback = args.at(-1);
@@ -121,7 +223,9 @@ function limitQueryTime(connection: PoolConnection, timeoutMs: number): void {
     const timer = setTimeout(() => {
       if (settled) return;
       settled = true;
+      const threadId = connection.threadId;
       connection.destroy();
+      if (threadId !== null && threadId !== undefined) kill(threadId);
       const err = Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
         code: "PROTOCOL_SEQUENCE_TIMEOUT",
         fatal: true,

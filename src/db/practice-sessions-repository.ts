@@ -166,6 +166,18 @@ export async function countAnswer(
 }
 
 /** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
+/** When the session's latest answer was recorded, or undefined without answers. */
+export async function findLatestAnswerAt(db: Db, sessionId: string): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom("practice_session_answers")
+    .select("answered_at")
+    .where("session_id", "=", sessionId)
+    .orderBy("answered_at", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.answered_at;
+}
+
 export async function markCompleted(
   trx: Transaction<Database>,
   sessionId: string,

@@ -18,3 +18,14 @@ export class FakeClock implements Clock {
     this.current = new Date(this.current.getTime() + ms);
   }
 }
+
+/**
+ * `time`, or the latest of `earlier` if one is later: replicas' clocks
+ * disagree, and a session's times must still never go backwards (an answer
+ * before its session started, a completion before an answer).
+ */
+export function notBefore(time: Date, ...earlier: (Date | null | undefined)[]): Date {
+  let latest = time;
+  for (const t of earlier) if (t && t.getTime() > latest.getTime()) latest = t;
+  return latest === time ? time : new Date(latest.getTime());
+}

@@ -54,6 +54,7 @@ export const errors = {
       undefined,
       cause,
     ),
+  canceled: () => new ConnectError("the client cancelled the call", Code.Canceled),
   internal: (cause?: unknown) =>
     new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
 } as const;

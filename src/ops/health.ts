@@ -2,25 +2,53 @@ import { sql } from "kysely";
 import type { Db } from "../db/database.js";
 import { isMigrated } from "../db/migrate.js";
 
-/** Probe results are reused for this long: probes and checks can come often. */
-const PROBE_CACHE_MS = 1000;
-/** A database that takes longer than this to answer `SELECT 1` counts as down. */
+/** The database is probed at most this often, however often anybody asks. */
+const PROBE_INTERVAL_MS = 1000;
+/** A database that takes longer than this to answer the probe counts as down. */
 const PROBE_TIMEOUT_MS = 500;
+
+/** A "not migrated" answer is checked again at most this often. */
+const MIGRATION_RECHECK_MS = 5000;
 
 export type HealthState = "serving" | "not_serving";
 
+export interface HealthOptions {
+  /**
+   * Asks the database whether it answers (resolves) or not (rejects): on a
+   * connection of its own, so a busy users' pool does not make the replica
+   * look down and probes take nothing from users. Default: `SELECT 1` on `db`.
+   */
+  probe?: () => Promise<unknown>;
+}
+
 /**
- * What the service can say about itself: whether the database answers
- * (a cached `SELECT 1`), whether migrations are applied, and whether the
- * process is draining. gRPC health, `/readyz` and shutdown all read it, so
- * they never disagree.
+ * What the service can say about itself: whether the database answers,
+ * whether migrations are applied, and whether the process is draining.
+ * gRPC health, `/readyz` and shutdown all read it, so they never disagree.
+ *
+ * Everything is cached: migrations are checked once (`checkMigrations()` at
+ * start-up, or the first question; a "no" again every few seconds), the database is probed at most once per
+ * PROBE_INTERVAL_MS in the background, and a question is answered from the
+ * last result without waiting (only the very first waits for a probe). A
+ * flood of `/readyz` therefore costs no database work.
  */
 export class HealthMonitor {
   #draining = false;
-  #probe: { at: number; result: Promise<boolean> } | undefined;
+  #migrated: Promise<boolean> | undefined;
+  #migratedNo = false;
+  #checkedAt = 0;
+  #answers: boolean | undefined;
+  #probing: Promise<boolean> | undefined;
+  #probedAt = Number.NEGATIVE_INFINITY;
   #listeners = new Set<() => void>();
+  readonly #probe: () => Promise<unknown>;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    options: HealthOptions = {},
+  ) {
+    this.#probe = options.probe ?? (() => sql`SELECT 1`.execute(db));
+  }
 
   get draining(): boolean {
     return this.#draining;
@@ -32,32 +60,62 @@ export class HealthMonitor {
     for (const listener of this.#listeners) listener();
   }
 
+  /**
+   * Whether every migration is applied (a query of information_schema on
+   * MySQL: never per request). Call at start-up. A "yes" is kept for good;
+   * a "no" is asked again at most every MIGRATION_RECHECK_MS, so a replica
+   * that starts before a separate migration job (MIGRATE_ON_START=false)
+   * becomes ready once the job is done.
+   */
+  checkMigrations(): Promise<boolean> {
+    const now = performance.now();
+    if (
+      this.#migrated === undefined ||
+      (this.#migratedNo && now - this.#checkedAt >= MIGRATION_RECHECK_MS)
+    ) {
+      this.#checkedAt = now;
+      this.#migrated = withTimeout(isMigrated(this.db), 10 * PROBE_TIMEOUT_MS)
+        .catch(() => false)
+        .then((applied) => {
+          this.#migratedNo = !applied;
+          return applied;
+        });
+    }
+    return this.#migrated;
+  }
+
   /** SERVING while not draining and the database answers. */
   async state(): Promise<HealthState> {
     if (this.#draining) return "not_serving";
     return (await this.databaseAnswers()) ? "serving" : "not_serving";
   }
 
-  /** Ready for traffic: serving, and every migration applied. */
+  /** Ready for traffic: serving, and every migration applied (as checked at start-up). */
   async ready(): Promise<boolean> {
     if ((await this.state()) !== "serving") return false;
-    return withTimeout(isMigrated(this.db), PROBE_TIMEOUT_MS).catch(() => false);
+    return this.checkMigrations();
   }
 
   /**
-   * Whether `SELECT 1` came back within PROBE_TIMEOUT_MS, at most once per
-   * PROBE_CACHE_MS: concurrent callers share one probe.
+   * Whether the database answered its last probe within PROBE_TIMEOUT_MS.
+   * Starts a new probe when the last one is older than PROBE_INTERVAL_MS
+   * (one at a time) but waits for it only if there was none before.
    */
   databaseAnswers(): Promise<boolean> {
-    const now = Date.now();
-    if (this.#probe === undefined || now - this.#probe.at >= PROBE_CACHE_MS) {
-      const result = withTimeout(sql`SELECT 1`.execute(this.db), PROBE_TIMEOUT_MS).then(
+    const now = performance.now();
+    if (this.#probing === undefined && now - this.#probedAt >= PROBE_INTERVAL_MS) {
+      this.#probedAt = now;
+      this.#probing = withTimeout(this.#probe(), PROBE_TIMEOUT_MS).then(
         () => true,
         () => false,
       );
-      this.#probe = { at: now, result };
+      void this.#probing.then((answers) => {
+        this.#answers = answers;
+        this.#probing = undefined;
+      });
     }
-    return this.#probe.result;
+    if (this.#answers !== undefined) return Promise.resolve(this.#answers);
+    return this.#probing ?? Promise.resolve(false);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { FastifyReply } from "fastify";
+import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
@@ -85,5 +86,7 @@ export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
     const challenge = err instanceof ConnectError ? err.metadata.get("www-authenticate") : null;
     reply.header("www-authenticate", challenge ?? "Bearer");
   }
+  // Shed load or a database outage: worth retrying, not at once.
+  if (body.status === 503) reply.header("retry-after", String(RETRY_AFTER_SECONDS));
   return reply.code(body.status).type("application/problem+json").send(body);
 }

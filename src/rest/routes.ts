@@ -4,6 +4,8 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
+import type { Admission } from "../ops/admission.js";
+import { clientGone } from "../ops/client-gone.js";
 import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
@@ -21,6 +23,8 @@ export interface RestOptions {
   authenticator: Authenticator;
   /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
   requestTimeoutMs: number;
+  /** Admission control shared with the RPCs. */
+  admission: Admission;
   /**
    * Leave these routes out of /openapi.json: "/api" serves the same
    * operations, and the document names it as a second server instead.
@@ -38,7 +42,7 @@ export interface RestOptions {
  */
 export async function restRoutes(
   fastify: FastifyInstance,
-  { sessions, quizzes, authenticator, requestTimeoutMs, hidden = false }: RestOptions,
+  { sessions, quizzes, authenticator, requestTimeoutMs, admission, hidden = false }: RestOptions,
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
@@ -56,6 +60,21 @@ export async function restRoutes(
     } catch {
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
+  });
+  // Admission first: a shed request costs no token check. The slot is held
+  // until the response is sent or the client leaves.
+  app.addHook("onRequest", async (request, reply) => {
+    if (clientGone(request.raw)) throw errors.canceled();
+    const left = new AbortController();
+    const onClose = () => left.abort();
+    reply.raw.once("close", onClose);
+    const release = await admission.acquire(left.signal);
+    reply.raw.off("close", onClose);
+    if (clientGone(request.raw)) {
+      release();
+      throw errors.canceled();
+    }
+    reply.raw.once("close", release);
   });
   app.addHook("onRequest", async (request) => {
     const userId = await authenticator.authenticate(request.headers.authorization);

@@ -5,8 +5,10 @@ import type { Logger } from "pino";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
+import { clientGoneKey } from "./admission-interceptor.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
+import { connectionKey } from "./stream-limits.js";
 import type { UnaryPath } from "./unary-call.js";
 
 /** A response to write: Connect's, or the unary path's (one buffer). */
@@ -114,12 +116,16 @@ function serve(
     });
   });
 
-  const contextValues = createContextValues().set(callOutcomeKey, {
-    settle(code, userId) {
-      resultCode = code;
-      user = userId;
-    },
-  });
+  const contextValues = createContextValues()
+    .set(callOutcomeKey, {
+      settle(code, userId) {
+        resultCode = code;
+        user = userId;
+      },
+    })
+    // For admission control and the caps on long-lived streams.
+    .set(clientGoneKey, () => stream.closed || stream.destroyed)
+    .set(connectionKey, stream.session);
   const kind = handler.method.methodKind;
   const whole = kind === "unary" || kind === "server_streaming";
   const body = whole ? readWhole(stream, bodyCap) : undefined;

@@ -5,8 +5,10 @@ import type { Logger } from "pino";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId } from "../ops/request-log.js";
+import { clientGoneKey } from "./admission-interceptor.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
+import { connectionKey } from "./stream-limits.js";
 
 export interface Http1RpcAdapterOptions {
   readMaxBytes: number;
@@ -69,12 +71,16 @@ export function createHttp1RpcAdapter(
         ms: performance.now() - began,
       });
     });
-    const contextValues = createContextValues().set(callOutcomeKey, {
-      settle(code, userId) {
-        resultCode = code;
-        user = userId;
-      },
-    });
+    const contextValues = createContextValues()
+      .set(callOutcomeKey, {
+        settle(code, userId) {
+          resultCode = code;
+          user = userId;
+        },
+      })
+      // For admission control and the caps on long-lived streams.
+      .set(clientGoneKey, () => res.destroyed)
+      .set(connectionKey, req.socket);
 
     const run = async () => {
       const body = await readWhole(req, cap);

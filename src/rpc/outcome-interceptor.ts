@@ -1,5 +1,5 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { userIdKey } from "./auth-interceptor.js";
 
 /**
@@ -20,16 +20,25 @@ export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefine
  * Tells the request log and metrics how a call ended: its Connect code and
  * its user. Put it first (outermost) so it sees errors of every interceptor
  * after it, authentication included. Streams report when they end.
+ * Failures that would be 5xx over HTTP go to `onFailure` (ops/failure-log.ts:
+ * ours with their stack, shed load briefly and rate-limited).
  */
-export function outcomeInterceptor(): Interceptor {
+export function outcomeInterceptor(
+  onFailure?: (err: unknown, status: number) => void,
+): Interceptor {
   return (next) => async (req) => {
     const sink = req.contextValues.get(callOutcomeKey);
-    const settle = (code: string) => sink?.settle(code, req.contextValues.get(userIdKey));
+    const settle = (code: string, err?: unknown) => {
+      sink?.settle(code, req.contextValues.get(userIdKey));
+      if (err === undefined || onFailure === undefined) return;
+      const status = codeToHttpStatus(ConnectError.from(err).code);
+      if (status >= 500) onFailure(err, status);
+    };
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (err) {
-      settle(codeToString(ConnectError.from(err).code));
+      settle(codeToString(ConnectError.from(err).code), err);
       throw err;
     }
     if (!res.stream) {
@@ -44,7 +53,7 @@ export function outcomeInterceptor(): Interceptor {
           yield* messages;
           settle("ok");
         } catch (err) {
-          settle(codeToString(ConnectError.from(err).code));
+          settle(codeToString(ConnectError.from(err).code), err);
           throw err;
         }
       })(),

@@ -4,6 +4,8 @@ import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
+import type { Admission } from "../ops/admission.js";
+import { admissionInterceptor } from "./admission-interceptor.js";
 import { authInterceptor } from "./auth-interceptor.js";
 import { deadlineInterceptor } from "./deadline-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
@@ -16,6 +18,10 @@ export interface PracticeRpcOptions {
   authenticator: Authenticator;
   /** Longest a unary call may take: then `deadline_exceeded`. */
   requestTimeoutMs: number;
+  /** Admission control (admission-interceptor.ts); none: every call runs. */
+  admission?: Admission;
+  /** Where failures that would be 5xx are logged (ops/failure-log.ts). */
+  onFailure?: (err: unknown, status: number) => void;
 }
 
 /**
@@ -33,9 +39,11 @@ export function practiceRpc(options: PracticeRpcOptions): {
       router.service(QuizService, quizService(options.quizzes));
     },
     // outcomeInterceptor first (outermost): it sees the errors of the others.
+    // Admission inside the deadline: the slot is held while the handler really runs.
     interceptors: [
-      outcomeInterceptor(),
+      outcomeInterceptor(options.onFailure),
       deadlineInterceptor(options.requestTimeoutMs),
+      ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),
     ],
   };

@@ -189,6 +189,7 @@ async function startService(
       JWT_SECRET: TEST_SECRET,
       HOST: "127.0.0.1",
       PORT: "0",
+      METRICS_PORT: "0",
       LOG_LEVEL: "info",
       NATS_URL: target.url,
       NATS_STREAM: target.stream,

@@ -29,6 +29,7 @@ function startService(url: string, env: Record<string, string> = {}): Started {
       ...process.env,
       DATABASE_URL: url,
       PORT: String(port),
+      METRICS_PORT: "0",
       HOST: "127.0.0.1",
       NODE_ENV: "production",
       JWT_SECRET: SECRET,

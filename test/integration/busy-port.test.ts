@@ -46,6 +46,7 @@ it.skipIf(testStore() === "mysql")(
   async () => {
     const { code, stderr } = await runService({
       PORT: String(port),
+      METRICS_PORT: "0",
       HOST: "127.0.0.1",
       DATABASE_URL: "sqlite::memory:",
       JWT_SECRET: TEST_SECRET,

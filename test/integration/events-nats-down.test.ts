@@ -25,6 +25,9 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** The service's /metrics listener (METRICS_PORT). */
+let metricsUrl = "";
+
 beforeAll(async () => {
   if (testStore() !== "sqlite") return;
   child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
@@ -34,6 +37,7 @@ beforeAll(async () => {
       JWT_SECRET: TEST_SECRET,
       HOST: "127.0.0.1",
       PORT: "0",
+      METRICS_PORT: "0",
       LOG_LEVEL: "info",
       NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
     },
@@ -43,7 +47,11 @@ beforeAll(async () => {
     child?.stdout?.on("data", (chunk) => {
       log += chunk;
       const match = /"port":(\d+).*"msg":"listening"/.exec(log);
-      if (match) resolve(Number(match[1]));
+      const scrape = /"port":(\d+).*"msg":"metrics listening/.exec(log);
+      if (match && scrape) {
+        metricsUrl = `http://127.0.0.1:${scrape[1]}`;
+        resolve(Number(match[1]));
+      }
     });
     child?.once("exit", () => reject(new Error(`service exited before listening:\n${log}`)));
   });
@@ -63,7 +71,7 @@ describe.skipIf(testStore() !== "sqlite")("the service while NATS does not answe
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(201);
-    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/^practice_outbox_backlog 1$/m);
     expect(metrics).toMatch(/^practice_outbox_relay_connected 0$/m);
     expect((await fetch(`${baseUrl}/readyz`)).status).toBe(200);

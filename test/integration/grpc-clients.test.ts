@@ -14,8 +14,9 @@ import {
   ListSessionsRequestSchema,
   ListSessionsResponseSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { Admission } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { RACE_ADMISSION, startTestService, type TestService } from "../support/service.js";
 
 // HTTP/2 RPCs are served from Node's raw `stream` event (src/rpc/h2-stream-adapter.ts),
 // HTTP/1.1 ones by Fastify. These check that every gRPC client gets on HTTP/2 what
@@ -38,7 +39,11 @@ beforeAll(async () => {
       done();
     },
   });
-  svc = await startTestService({ logger: pino({ level: "info" }, sink) });
+  // 40 calls at once: all admitted (admission control has tests of its own).
+  svc = await startTestService({
+    logger: pino({ level: "info" }, sink),
+    admission: new Admission(RACE_ADMISSION),
+  });
   quiz = await insertQuiz(svc.db);
   for (let i = 0; i < 3; i++)
     await svc.rest(`${USER}-${i}`, "POST", `/quizzes/${quiz.quizId}/sessions`);

@@ -9,6 +9,7 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { HealthMonitor } from "../../src/ops/health.js";
 import { testStore } from "../support/database.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -114,19 +115,37 @@ describe("health", () => {
     },
   );
 
-  it("answers /readyz 503 while a migration is not applied", async () => {
+  it("is not ready when it starts with a migration not applied (checked once, at start-up)", async () => {
     const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(svc.db);
     const name = rows[0]?.name ?? "";
     await sql`DELETE FROM kysely_migration WHERE name = ${name}`.execute(svc.db);
     try {
-      expect(await eventually(readyz, 503)).toBe(503);
+      // What a replica starting now would say.
+      const starting = new HealthMonitor(svc.db);
+      expect(await starting.checkMigrations()).toBe(false);
+      expect(await starting.ready()).toBe(false);
+      // The running one checked at its start: no information_schema query per probe.
+      expect(await readyz()).toBe(200);
     } finally {
       await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${name}, ${new Date().toISOString()})`.execute(
         svc.db,
       );
     }
-    expect(await eventually(readyz, 200)).toBe(200);
+    expect(await new HealthMonitor(svc.db).ready()).toBe(true);
   });
+
+  it.skipIf(testStore() === "sqlite")(
+    "answers /readyz 200 at once while every connection of the users' pool is busy",
+    async () => {
+      // The service's pool (5 connections) all sleeping: users wait, the probe must not.
+      const sleepers = Array.from({ length: 5 }, () => sql`SELECT SLEEP(2)`.execute(svc.serviceDb));
+      await new Promise((r) => setTimeout(r, 1200));
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push(await readyz());
+      await Promise.all(sleepers);
+      expect(statuses).toEqual(statuses.map(() => 200));
+    },
+  );
 
   it("tells Watch SERVICE_UNKNOWN for an unknown service, and NOT_SERVING then the end when draining", async () => {
     const unknown = watch("no.such.Service");

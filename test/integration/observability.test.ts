@@ -49,7 +49,7 @@ async function waitForLines(n: number): Promise<RequestLine[]> {
 }
 
 async function metrics(): Promise<string> {
-  const res = await fetch(`${svc.baseUrl}/metrics`);
+  const res = await fetch(`${svc.metricsUrl}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
   return res.text();
@@ -222,5 +222,18 @@ describe("GetQuiz in the metrics", () => {
     expect(count('transport="grpc",procedure="/practice.v1.QuizService/GetQuiz",code="ok"')).toBe(
       true,
     );
+  });
+});
+
+// Last: its requests would count in the log tests above.
+describe("the metrics listener", () => {
+  it("serves /metrics only on its own listener: the public port answers 404 problem+json", async () => {
+    for (const path of ["/metrics", "/api/metrics"]) {
+      const res = await fetch(`${svc.baseUrl}${path}`);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    }
+    expect((await fetch(`${svc.metricsUrl}/metrics`)).status).toBe(200);
+    expect((await fetch(`${svc.metricsUrl}/readyz`)).status).toBe(404);
   });
 });

@@ -40,6 +40,7 @@ beforeAll(async () => {
       JWT_SECRET: TEST_SECRET,
       HOST: "127.0.0.1",
       PORT: "0",
+      METRICS_PORT: "0",
       LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: "10000",
       NODE_ENV: "production",

@@ -152,6 +152,12 @@ const hostile: [string, () => Promise<string>][] = [
   ["an empty sub", async () => rs256({ sub: "" })],
   ["a numeric sub", async () => rs256({ sub: 42 })],
   ["a sub of 256 characters", async () => rs256({ sub: "s".repeat(256) })],
+  ["a sub of 256 code points (emoji)", async () => rs256({ sub: "\u{1F600}".repeat(256) })],
+  // JSON allows lone surrogates; utf8mb4 stores each as U+FFFD, so all of
+  // these would be one user in the database.
+  ["a sub that is a lone high surrogate", async () => rs256({ sub: "\ud800" })],
+  ["a sub that is a lone low surrogate", async () => rs256({ sub: "\udc00" })],
+  ["a sub with a lone surrogate inside", async () => rs256({ sub: "alice\udfff" })],
   ["no exp", async () => rs256({ sub: "u", exp: undefined })],
   ["a string exp", async () => rs256({ sub: "u", exp: String(nowS() + 300) })],
   [
@@ -236,6 +242,11 @@ describe("hostile tokens against an RS256 service with issuer and audience", () 
       );
     },
   );
+
+  it("counts a sub's length in code points: 255 emoji are one valid user id", async () => {
+    const token = await rs256({ sub: "\u{1F600}".repeat(255) });
+    expect((await tryEverywhere(`Bearer ${token}`))[0]).toMatch(/^rest 200/);
+  });
 
   it("refuses a token that was valid and cached once it is tampered with or expires", async () => {
     const token = await rs256({ sub: "cached", exp: nowS() + 30 });

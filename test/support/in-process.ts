@@ -9,10 +9,11 @@ import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { REQUEST_TIMEOUT_MS } from "../../src/limits.js";
+import { Admission } from "../../src/ops/admission.js";
 import { practiceRpc } from "../../src/rpc/practice-routes.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
-import { TEST_SECRET } from "./service.js";
+import { RACE_ADMISSION, TEST_SECRET } from "./service.js";
 
 /**
  * The service without a socket: the use cases, the Connect routes through
@@ -56,6 +57,8 @@ export async function startInProcessService(): Promise<InProcessService> {
   const sessions = new PracticeSessions(database.db, clock);
   const app = await buildServer({
     db: database.db,
+    // Use-case tests race dozens of calls: admit them all (admission has its own tests).
+    admission: new Admission(RACE_ADMISSION),
     clock,
     authenticator,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),

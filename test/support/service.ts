@@ -10,7 +10,11 @@ import type { JwtConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
+import type { Admission } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
+import { Metrics } from "../../src/ops/metrics.js";
+import { metricsServer } from "../../src/ops/metrics-server.js";
+import type { StreamLimits } from "../../src/rpc/stream-limits.js";
 import { buildServer } from "../../src/server.js";
 import type { PracticePageFiles } from "../../src/web/practice-page.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
@@ -25,11 +29,15 @@ export interface TestService {
   db: TestDatabase["db"];
   /** Set with `{ proxy: true }`: the service's path to the database. */
   proxy: TcpProxy | undefined;
+  /** The service's own database handle (through the proxy, if any): its pool, as users use it. */
+  serviceDb: TestDatabase["db"];
   /** The service's health state (drain it with `startDraining()`). */
   health: HealthMonitor;
   /** The service's clock: starts at the real time, moves only when told. */
   clock: FakeClock;
   baseUrl: string;
+  /** The `/metrics` listener's base URL (a port of its own). */
+  metricsUrl: string;
   /** A valid token for user `sub`. */
   token(sub: string): Promise<string>;
   /** REST call with a bearer token for `user`. */
@@ -45,6 +53,12 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/**
+ * Admission limits that admit every caller of the race and fault suites (up
+ * to 1,000 at once): admission control has tests of its own.
+ */
+export const RACE_ADMISSION = { maxInFlight: 10, maxQueued: 1000, maxWaitMs: 30_000 };
+
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */
   proxy?: boolean;
@@ -59,6 +73,12 @@ export interface TestServiceOptions {
   auth?: { config: JwtConfig; sign: (sub: string, now: Date) => Promise<string> };
   /** With `proxy`: connections in the service's pool through it (default 5). */
   poolSize?: number;
+  /** Caps on Watch and reflection streams (default: the service's). */
+  streamLimits?: StreamLimits;
+  /** Admission control (default: the service's, for a pool of 10). */
+  admission?: Admission;
+  /** Statement time limit of the proxied pool (default: the service's). */
+  queryTimeoutMs?: number;
   /** A built practice page to serve at `/practice/`. */
   practicePage?: PracticePageFiles;
 }
@@ -70,6 +90,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   let pool = database.pool;
   let proxy: TcpProxy | undefined;
   let closeDb = async () => {};
+  let probe: (() => Promise<void>) | undefined;
   if (options.proxy) {
     if (database.store !== "mysql") throw new Error("a TCP proxy needs a MySQL test database");
     const url = new URL(database.url);
@@ -80,14 +101,18 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       url: url.toString(),
       poolSize: options.poolSize ?? 5,
       connectTimeoutMs: 1000,
+      queryTimeoutMs: options.queryTimeoutMs,
     });
     db = handle.db;
     pool = handle.pool;
     closeDb = handle.close;
+    probe = handle.probe;
   }
   const clock = new FakeClock(new Date());
-  const health = new HealthMonitor(db);
+  const health = new HealthMonitor(db, { probe });
+  const metrics = new Metrics(pool);
   const app = await buildServer({
+    metrics,
     db,
     pool,
     health,
@@ -96,12 +121,17 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
+    streamLimits: options.streamLimits,
+    admission: options.admission,
     practicePage: options.practicePage,
   });
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;
+  const scrape = metricsServer(metrics);
+  await new Promise<void>((resolve) => scrape.listen(0, "127.0.0.1", resolve));
+  const metricsUrl = `http://127.0.0.1:${(scrape.address() as AddressInfo).port}`;
   const token = (sub: string) =>
     options.auth
       ? options.auth.sign(sub, clock.now())
@@ -113,9 +143,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     database,
     db: database.db,
     proxy,
+    serviceDb: db,
     health,
     clock,
     baseUrl,
+    metricsUrl,
     token,
     auth,
     async rest(user, method, path, init = {}) {

@@ -11,6 +11,10 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   /** While partitioned, bytes wait here (as TCP would retransmit them) until `heal()`. */
   private held: (() => void)[] | undefined;
+  /** Bytes that freeze the connection carrying them (see `freezeOn`). */
+  private freezePattern: Buffer | undefined;
+  /** Connections frozen so far. */
+  frozen = 0;
   port = 0;
 
   constructor(
@@ -21,20 +25,32 @@ export class TcpProxy {
   async start(port = 0): Promise<void> {
     const server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
+      let frozen = false;
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on("close", () => this.sockets.delete(s));
         s.on("error", () => {
+          // A frozen connection's server side never hears of the client's end.
+          if (frozen && s === client) return;
           client.destroy();
           upstream.destroy();
         });
       }
       const forward = (from: Socket, to: Socket) => {
-        from.on("data", (chunk) => {
+        from.on("data", (chunk: Buffer) => {
+          if (frozen) return;
+          if (from === client && this.freezePattern && chunk.includes(this.freezePattern)) {
+            frozen = true;
+            this.frozen++;
+            this.freezePattern = undefined;
+            return;
+          }
           if (this.held) this.held.push(() => to.write(chunk));
           else to.write(chunk);
         });
-        from.on("end", () => to.end());
+        from.on("end", () => {
+          if (!frozen) to.end();
+        });
       };
       forward(client, upstream);
       forward(upstream, client);
@@ -59,6 +75,17 @@ export class TcpProxy {
    */
   partition(): void {
     this.held ??= [];
+  }
+
+  /**
+   * A partition of one connection: the next connection whose client sends
+   * bytes containing `pattern` freezes. Those bytes and all later ones are
+   * lost both ways, and the server side stays open even when the client
+   * closes: the database keeps that session (and its transaction's locks)
+   * as if the network had dropped it. `cut()` ends it.
+   */
+  freezeOn(pattern: string): void {
+    this.freezePattern = Buffer.from(pattern);
   }
 
   heal(): void {

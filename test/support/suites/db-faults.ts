@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admission } from "../../../src/ops/admission.js";
 import { testStore } from "../database.js";
 import { insertQuiz, type QuizFixture } from "../fixtures.js";
 import { sleep, startLoad } from "../load.js";
@@ -12,7 +13,7 @@ import {
   TRANSPORTS,
   tally,
 } from "../reliability.js";
-import { startTestService, type TestService } from "../service.js";
+import { RACE_ADMISSION, startTestService, type TestService } from "../service.js";
 
 /** How hard a run of the database-faults suite pushes. */
 export interface FaultScale {
@@ -67,7 +68,9 @@ export function dbFaultsSuite(scale: FaultScale) {
 
   beforeAll(async () => {
     if (!mysql) return;
-    svc = await startTestService({ proxy: true });
+    // Every worker admitted: what is measured is the database fault, not
+    // admission's queue (12-24 workers over a limit of 10 would wait in it).
+    svc = await startTestService({ proxy: true, admission: new Admission(RACE_ADMISSION) });
     quiz = await insertQuiz(svc.db, { questions: scale.questions });
     await Promise.all(users.map((u) => svc.auth(u)));
   });

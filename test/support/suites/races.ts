@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admission } from "../../../src/ops/admission.js";
 import { insertQuestion, insertQuiz } from "../fixtures.js";
 import {
   auditOf,
@@ -17,7 +18,7 @@ import {
   startVia,
   TRANSPORTS,
 } from "../reliability.js";
-import { startTestService, type TestService } from "../service.js";
+import { RACE_ADMISSION, startTestService, type TestService } from "../service.js";
 
 /** How hard a run of the races suite pushes. */
 export interface RaceScale {
@@ -60,7 +61,8 @@ export const RACES_CHAOS: RaceScale = {
 export function racesSuite(scale: RaceScale) {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await startTestService();
+    // Races need every racer admitted: a queue as deep as the largest race.
+    svc = await startTestService({ admission: new Admission(RACE_ADMISSION) });
     await installSessionAudit(svc.db);
   });
   afterAll(async () => {

@@ -1,0 +1,52 @@
+import { ConnectError } from "@connectrpc/connect";
+
+/** Warnings about shed load and client errors written per second at most (with a burst of as many). */
+const WARNINGS_PER_SECOND = 10;
+
+/** HTTP statuses that say "too much load" or "too slow", not a fault in our code. */
+const LOAD_STATUSES = new Set([429, 503, 504]);
+
+/** Logs one failed request answered with HTTP `status` (see `failureLog`). */
+export type LogFailure = (log: FailureLogger, err: unknown, status: number) => void;
+
+/** What it needs of a logger (pino's, or a Fastify request's). */
+export interface FailureLogger {
+  warn(fields: object, msg: string): void;
+  error(fields: object, msg: string): void;
+}
+
+/**
+ * A logger of failed requests. Errors of ours (500 and the like) go at
+ * error level with their stack. Shed load (503), timeouts (504) and client
+ * errors go at warn, one short line without a stack, at most
+ * WARNINGS_PER_SECOND a second for all requests it logs: a flood of cheap
+ * bad or shed requests must not buy kilobytes of log each. The next line
+ * written says how many were left out (`suppressed`).
+ */
+export function failureLog(): LogFailure {
+  let allowance = WARNINGS_PER_SECOND;
+  let last = performance.now();
+  let suppressed = 0;
+  return (log, err, status) => {
+    if (status >= 500 && !LOAD_STATUSES.has(status)) {
+      log.error({ err }, "request failed");
+      return;
+    }
+    const now = performance.now();
+    allowance = Math.min(
+      WARNINGS_PER_SECOND,
+      allowance + ((now - last) / 1000) * WARNINGS_PER_SECOND,
+    );
+    last = now;
+    if (allowance < 1) {
+      suppressed++;
+      return;
+    }
+    allowance -= 1;
+    const connectErr = err instanceof ConnectError ? err : undefined;
+    const cause = connectErr?.cause instanceof Error ? connectErr.cause.message : undefined;
+    const reason = connectErr?.rawMessage ?? (err instanceof Error ? err.message : String(err));
+    log.warn({ status, reason, cause, suppressed }, "request failed");
+    suppressed = 0;
+  };
+}

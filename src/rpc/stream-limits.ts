@@ -1,0 +1,100 @@
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+
+/**
+ * The connection a call came on (an HTTP/2 session, an HTTP/1.1 socket):
+ * set by whatever serves the call, for the per-connection caps.
+ */
+export const connectionKey = createContextKey<object | undefined>(undefined, {
+  description: "the call's connection",
+});
+
+/** Caps on long-lived streams (health Watch, reflection). */
+export interface StreamLimits {
+  /** Open at once on one connection. */
+  perConnection: number;
+  /** Open at once in the process. */
+  total: number;
+  /** A stream is ended (status OK) after this long; the client opens a new one. */
+  lifetimeMs: number;
+}
+
+/**
+ * Each Watch stream holds about 36 KiB: 1,000 are about 36 MiB, well inside
+ * the manifest's memory limit. A tool or a load balancer needs a handful per
+ * connection. Ten minutes of life, then the client re-opens: a stream
+ * cannot pin a draining replica's memory for ever either.
+ */
+export const STREAM_LIMITS: StreamLimits = {
+  perConnection: 16,
+  total: 1000,
+  lifetimeMs: 10 * 60_000,
+};
+
+/**
+ * Caps streaming calls of the services it is given to: at most
+ * `perConnection` open on one connection and `total` in the process (more
+ * are refused with `resource_exhausted` before the handler starts), each
+ * ended after `lifetimeMs`. A slot is freed when the stream ends or its
+ * client goes, whichever comes first. Unary calls pass through.
+ */
+export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): Interceptor {
+  const perConnection = new WeakMap<object, number>();
+  let total = 0;
+  return (next) => async (req) => {
+    if (!req.stream) return next(req);
+    const connection: object = req.contextValues.get(connectionKey) ?? fallbackConnection;
+    const open = perConnection.get(connection) ?? 0;
+    if (open >= limits.perConnection || total >= limits.total) {
+      throw new ConnectError("too many open streams", Code.ResourceExhausted);
+    }
+    perConnection.set(connection, open + 1);
+    total++;
+    const lifetime = new AbortController();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      clearTimeout(timer);
+      req.signal.removeEventListener("abort", release);
+      total--;
+      perConnection.set(connection, (perConnection.get(connection) ?? 1) - 1);
+    };
+    const timer = setTimeout(() => lifetime.abort(), limits.lifetimeMs);
+    req.signal.addEventListener("abort", release, { once: true });
+    let res: Awaited<ReturnType<typeof next>>;
+    try {
+      // The handler sees the end of its lifetime as an abort of its signal.
+      res = await next({ ...req, signal: AbortSignal.any([req.signal, lifetime.signal]) });
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!res.stream) {
+      release();
+      return res;
+    }
+    const messages = res.message[Symbol.asyncIterator]();
+    const ended = new Promise<IteratorResult<never>>((resolve) =>
+      lifetime.signal.addEventListener("abort", () => resolve({ done: true, value: undefined })),
+    );
+    return {
+      ...res,
+      message: (async function* () {
+        try {
+          for (;;) {
+            // A handler waiting for its client (reflection) would not notice the abort.
+            const item = await Promise.race([messages.next(), ended]);
+            if (item.done) return;
+            yield item.value;
+          }
+        } finally {
+          release();
+          void messages.return?.();
+        }
+      })(),
+    } as typeof res;
+  };
+}
+
+/** Counts calls whose connection is unknown together. */
+const fallbackConnection = {};

@@ -1,0 +1,134 @@
+import { Writable } from "node:stream";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Admission } from "../../src/ops/admission.js";
+import { testStore } from "../support/database.js";
+import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { reportFigures, tally } from "../support/reliability.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+/** A service that logs at info into `lines`. */
+async function loggedService(options: Parameters<typeof startTestService>[0] = {}) {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split("\n").filter(Boolean));
+      done();
+    },
+  });
+  const svc = await startTestService({ ...options, logger: pino({ level: "info" }, sink) });
+  return { svc, lines };
+}
+
+/** The log lines that are not the one-per-request access line. */
+const failureLines = (lines: string[]) =>
+  lines
+    .map((l) => JSON.parse(l) as { msg: string; level: number })
+    .filter((l) => l.msg !== "request");
+
+async function until(done: () => boolean, ms = 3000) {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe("admission control", () => {
+  const admission = new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 5000 });
+  let svc: TestService;
+  let lines: string[];
+  let quiz: QuizFixture;
+
+  beforeAll(async () => {
+    ({ svc, lines } = await loggedService({ admission }));
+    quiz = await insertQuiz(svc.db);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("sheds calls beyond the limit at once (REST 503 + Retry-After, RPC unavailable); a cancelled waiter leaves the queue", async () => {
+    const list = `/quizzes/${quiz.quizId}/sessions`;
+    const t0 = performance.now();
+    // The one slot is busy (held here, as a slow request would hold it).
+    const busy = await admission.acquire();
+    const waiting = new AbortController();
+    const queued = svc.rest("u", "GET", list, { signal: waiting.signal }).catch(() => "aborted");
+    await until(() => admission.queued === 1);
+    expect(admission.queued).toBe(1);
+
+    const headers = await svc.auth("u");
+    const rest = await Promise.all(Array.from({ length: 40 }, () => svc.rest("u", "GET", list)));
+    const grpc = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        svc.grpc.listSessions({ quizId: quiz.quizId }, headers).then(
+          () => 0,
+          (e: { code: number }) => e.code,
+        ),
+      ),
+    );
+    const connect = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        svc.connect.listSessions({ quizId: quiz.quizId }, { headers }).then(
+          () => 0,
+          (e) => ConnectError.from(e).code,
+        ),
+      ),
+    );
+    expect(tally(rest, (r) => `${r.status} ${r.headers.get("retry-after")}`)).toEqual({
+      "503 1": 40,
+    });
+    expect(await rest[0]?.json()).toMatchObject({ status: 503, code: "unavailable" });
+    expect(grpc).toEqual(grpc.map(() => Code.Unavailable));
+    expect(connect).toEqual(connect.map(() => Code.Unavailable));
+
+    // The queued client gives up: its place is freed at once, it never runs.
+    waiting.abort();
+    expect(await queued).toBe("aborted");
+    await until(() => admission.queued === 0);
+    expect(admission.queued).toBe(0);
+    busy();
+    expect((await svc.rest("u", "GET", list)).status).toBe(200);
+    expect(admission.inFlight).toBe(0);
+
+    // 60 shed calls: a few short warnings (10 a second at most), no error, no stack.
+    const seconds = (performance.now() - t0) / 1000;
+    const failures = failureLines(lines);
+    reportFigures("shed calls and their log", {
+      shed: rest.length + grpc.length + connect.length,
+      failureLines: failures.length,
+      levels: tally(failures, (l) => String(l.level)),
+    });
+    expect(failures.length).toBeLessThanOrEqual(10 + Math.ceil(10 * seconds));
+    expect(failures.every((l) => l.level === 40)).toBe(true);
+    expect(lines.some((l) => l.includes('"stack"'))).toBe(false);
+  });
+});
+
+describe.skipIf(testStore() === "sqlite")("logs during a database outage", () => {
+  it("logs shed requests at warn without stacks, rate-limited", async () => {
+    const { svc, lines } = await loggedService({ proxy: true });
+    try {
+      const quiz = await insertQuiz(svc.db);
+      await svc.proxy?.cut();
+      const t0 = performance.now();
+      const statuses = [];
+      for (let i = 0; i < 100; i++) {
+        statuses.push((await svc.rest("u", "GET", `/quizzes/${quiz.quizId}/sessions`)).status);
+      }
+      expect(statuses).toEqual(statuses.map(() => 503));
+      const failures = failureLines(lines);
+      const bytes = lines.filter((l) => !l.includes('"msg":"request"')).join("\n").length;
+      reportFigures("log of 100 requests during an outage", {
+        failureLines: failures.length,
+        bytes,
+        levels: tally(failures, (l) => String(l.level)),
+      });
+      expect(failures.every((l) => l.level === 40)).toBe(true);
+      expect(lines.some((l) => l.includes('"stack"'))).toBe(false);
+      const seconds = (performance.now() - t0) / 1000;
+      expect(failures.length).toBeLessThanOrEqual(10 + Math.ceil(10 * seconds));
+    } finally {
+      await svc.close();
+    }
+  });
+});
