@@ -19,7 +19,7 @@ import { rssMiB } from "./lib/proc.js";
 import { accountingPhase } from "./run/accounting.js";
 import { captureServiceSql } from "./run/capture.js";
 import { gzipPhase } from "./run/gzip.js";
-import { meter, openMeter } from "./run/measure.js";
+import { closeMeter, openMeter } from "./run/measure.js";
 import {
   createPhase,
   historyPhase,
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await benchAll(data, children);
   } finally {
     for (const c of children) await c.stop();
-    await meter.status.close();
+    await closeMeter();
     if (!KEEP) await data.drop();
   }
   writeResults(data);

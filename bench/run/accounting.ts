@@ -10,7 +10,7 @@ import { CommandCountingProxy } from "../lib/count-proxy.js";
 import type { BenchData } from "../lib/data.js";
 import { GrpcLoadClient } from "../lib/load.js";
 import type { ServiceSql } from "./capture.js";
-import { meter } from "./measure.js";
+import { counters } from "./measure.js";
 import { type Accounting, recorded } from "./records.js";
 import { listTargets, quizTargets, startTargets } from "./requests.js";
 import { startBare, startService } from "./services.js";
@@ -35,7 +35,7 @@ export async function accountingPhase(
   resumeToken: string,
   sql: ServiceSql,
 ): Promise<void> {
-  const { status } = meter;
+  const status = counters();
   const url = new URL(data.url);
   const proxy = new CommandCountingProxy(url.hostname, Number(url.port || 3306));
   await proxy.start();

@@ -11,20 +11,31 @@ import { type Run, recorded } from "./records.js";
 import { log } from "./settings.js";
 import type { Target } from "./targets.js";
 
-/** The database's counters and process, read around every run (set by {@link openMeter}). */
-export const meter: { status: StatusReader; dbPid: number } = {
-  status: undefined as unknown as StatusReader,
-  dbPid: 0,
-};
+// The database's counters and process, read around every run: opened once by
+// openMeter, so that every phase reads the same connection.
+let status: StatusReader | undefined;
+let dbPid = 0;
 
 /** Connects the status reader and finds MariaDB's pid (0, no DB CPU, when not local). */
 export async function openMeter(serverUrl: string): Promise<void> {
-  meter.status = await StatusReader.open(serverUrl);
+  status = await StatusReader.open(serverUrl);
   try {
-    meter.dbPid = Number(execFileSync("pidof", ["mariadbd"]).toString().trim().split(" ")[0]) || 0;
+    dbPid = Number(execFileSync("pidof", ["mariadbd"]).toString().trim().split(" ")[0]) || 0;
   } catch {
-    meter.dbPid = 0;
+    dbPid = 0;
   }
+}
+
+/** The status reader opened by {@link openMeter}. */
+export function counters(): StatusReader {
+  if (!status) throw new Error("openMeter was not called");
+  return status;
+}
+
+/** Closes the status reader's connection. */
+export async function closeMeter(): Promise<void> {
+  await status?.close();
+  status = undefined;
 }
 
 /** Runs `target` once (closed loop at `concurrency`, or open loop at `rate`), records and logs it. */
@@ -37,7 +48,7 @@ export async function measure(
   round: number,
   rate?: number,
 ): Promise<Run> {
-  const { status, dbPid } = meter;
+  const status = counters();
   const pid = target.pid();
   const rssBefore = rssMiB(pid);
   const before = await status.read();
