@@ -52,7 +52,7 @@ export interface ServiceSql {
   quizSql: Captured;
   /** A resume: the start state, then the snapshot. */
   rawResume: (pool: Pool) => () => Promise<void>;
-  /** The create path by hand: the service's 4 statements + BEGIN/COMMIT on one connection. */
+  /** The create path by hand: the service's statements, with BEGIN/COMMIT on one connection. */
   rawCreate: (pool: Pool, prefix: string) => (i: number) => Promise<void>;
 }
 
@@ -91,33 +91,42 @@ export async function captureServiceSql(data: BenchData): Promise<ServiceSql> {
       data.startQuiz,
     ),
   );
-  // Kysely also logs the transaction's own statements: keep the four of the service.
-  const createSql = createLog.filter((q) => /^\s*(select|insert)/i.test(q.sql));
-  if (createSql.length !== 4) {
+  // Kysely also logs the transaction's own BEGIN and COMMIT: they say which of
+  // the service's statements run before it (the start state) and which in it
+  // (session, answers snapshot, its read, and the outbox event since the events
+  // outbox), so that the replay follows the service as it changes.
+  const verbs = createLog.map((q) => q.sql.trim().split(/\s/)[0]?.toLowerCase());
+  const begin = verbs.indexOf("begin");
+  const commit = verbs.indexOf("commit");
+  const before = createLog.slice(0, Math.max(begin, 0));
+  const inTransaction = createLog.slice(begin + 1, commit);
+  if (begin !== 1 || commit !== createLog.length - 1 || inTransaction.length < 3) {
     throw new Error(`create issued ${createLog.map((q) => q.sql.slice(0, 30)).join(" | ")}`);
   }
-  // The captured user, id and time stand for each request's own.
+  // The captured user, id and time stand for each request's own (inside the
+  // event's JSON body too; its event id is no key, so it may repeat).
   const subst = (q: Captured, user: string, id: string, at: Date) =>
     q.parameters.map((p) =>
-      p === captureUser ? user : p === captureId ? id : p instanceof Date ? at : p,
+      p === captureUser
+        ? user
+        : p === captureId
+          ? id
+          : p instanceof Date
+            ? at
+            : typeof p === "string" && p.includes(captureId)
+              ? p.replaceAll(captureId, id).replaceAll(captureUser, user)
+              : p,
     );
+  /** The create path by hand: the service's statements, in its transaction on one connection. */
   const rawCreate = (pool: Pool, prefix: string) => async (i: number) => {
     const user = `${prefix}-${i}`;
     const id = uuidv7();
     const at = new Date();
-    const [state, insertSession, insertSnapshot, readSnapshot] = createSql as [
-      Captured,
-      Captured,
-      Captured,
-      Captured,
-    ];
-    await pool.query(state.sql, subst(state, user, id, at));
+    for (const q of before) await pool.query(q.sql, subst(q, user, id, at));
     const conn = await pool.getConnection();
     try {
       await conn.query("BEGIN");
-      await conn.query(insertSession.sql, subst(insertSession, user, id, at));
-      await conn.query(insertSnapshot.sql, subst(insertSnapshot, user, id, at));
-      await conn.query(readSnapshot.sql, subst(readSnapshot, user, id, at));
+      for (const q of inTransaction) await conn.query(q.sql, subst(q, user, id, at));
       await conn.query("COMMIT");
     } finally {
       conn.release();
