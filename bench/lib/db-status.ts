@@ -10,7 +10,7 @@ export interface GlobalCounters {
  * Reads MariaDB's global `Questions` and the sum of `Handler_read_*` on a
  * connection of its own. Global counters include every client of the server
  * (other tests running on the box): use `CommandCountingProxy` for exact
- * round trips and compare, see run.ts.
+ * round trips and compare, see bench/run/accounting.ts.
  */
 export class StatusReader {
   private constructor(private readonly conn: Awaited<ReturnType<typeof createConnection>>) {}
