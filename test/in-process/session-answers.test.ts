@@ -1,17 +1,9 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  AnswerJson,
-  SessionDetailJson,
-  SessionJson,
-  SummaryJson,
-} from "../../src/rest/schemas.js";
+import type { AnswerJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
-import {
-  type InProcessService,
-  type RestInit,
-  startInProcessService,
-} from "../support/in-process.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { restCalls } from "../support/rest-calls.js";
 
 let svc: InProcessService;
 let userCounter = 0;
@@ -24,33 +16,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-type Problem = { code?: string; detail?: string };
-
-async function rest<T>(user: string, method: string, path: string, body?: unknown) {
-  const init: RestInit =
-    body === undefined
-      ? {}
-      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
-  const res = await svc.rest(user, method, path, init);
-  return { status: res.status, body: (await res.json()) as T & Problem };
-}
-
-const start = (user: string, quizId: string) =>
-  rest<SessionJson>(user, "POST", `/quizzes/${quizId}/sessions`);
-const answer = (user: string, sessionId: string, questionId: string, userAnswer: string) =>
-  rest<{ answer: AnswerJson; session: SummaryJson }>(
-    user,
-    "POST",
-    `/sessions/${sessionId}/answers`,
-    {
-      question_id: questionId,
-      user_answer: userAnswer,
-    },
-  );
-const complete = (user: string, sessionId: string) =>
-  rest<SessionJson>(user, "POST", `/api/sessions/${sessionId}/complete`);
-const get = (user: string, sessionId: string) =>
-  rest<SessionDetailJson>(user, "GET", `/sessions/${sessionId}`);
+const { rest, start, answer, complete, get } = restCalls(() => svc);
 
 /** Writes that must not move when a request is refused. */
 const writes = async () => [

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  AnswerJson,
-  PageJson,
-  SessionDetailJson,
-  SessionJson,
-  SummaryJson,
-} from "../../src/rest/schemas.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import { insertQuiz } from "../support/fixtures.js";
-import {
-  type InProcessService,
-  type RestInit,
-  startInProcessService,
-} from "../support/in-process.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { restCalls } from "../support/rest-calls.js";
 
 let svc: InProcessService;
 let userCounter = 0;
@@ -24,33 +15,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-type Problem = { code?: string; detail?: string };
-
-async function rest<T>(user: string, method: string, path: string, body?: unknown) {
-  const init: RestInit =
-    body === undefined
-      ? {}
-      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
-  const res = await svc.rest(user, method, path, init);
-  return { status: res.status, body: (await res.json()) as T & Problem };
-}
-
-const start = (user: string, quizId: string) =>
-  rest<SessionJson>(user, "POST", `/quizzes/${quizId}/sessions`);
-const answer = (user: string, sessionId: string, questionId: string, userAnswer: string) =>
-  rest<{ answer: AnswerJson; session: SummaryJson }>(
-    user,
-    "POST",
-    `/sessions/${sessionId}/answers`,
-    {
-      question_id: questionId,
-      user_answer: userAnswer,
-    },
-  );
-const complete = (user: string, sessionId: string) =>
-  rest<SessionJson>(user, "POST", `/api/sessions/${sessionId}/complete`);
-const get = (user: string, sessionId: string) =>
-  rest<SessionDetailJson>(user, "GET", `/sessions/${sessionId}`);
+const { rest, start, answer, complete, get } = restCalls(() => svc);
 
 describe("a session's life", () => {
   it("over REST: start, answer every question (some right), complete, see the score in the history, start anew", async () => {

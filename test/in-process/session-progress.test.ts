@@ -2,18 +2,10 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  AnswerJson,
-  PageJson,
-  SessionDetailJson,
-  SummaryJson,
-} from "../../src/rest/schemas.js";
+import type { PageJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuiz } from "../support/fixtures.js";
-import {
-  type InProcessService,
-  type RestInit,
-  startInProcessService,
-} from "../support/in-process.js";
+import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { restCalls } from "../support/rest-calls.js";
 
 let svc: InProcessService;
 let userCounter = 0;
@@ -28,26 +20,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-type Problem = { type: string; title: string; status: number; code: string; detail: string };
-
-async function rest<T>(user: string, method: string, path: string, body?: unknown) {
-  const init: RestInit =
-    body === undefined
-      ? {}
-      : { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
-  const res = await svc.rest(user, method, path, init);
-  return { status: res.status, headers: res.headers, body: (await res.json()) as T & Problem };
-}
-const start = (user: string, quizId: string) =>
-  rest<SessionDetailJson>(user, "POST", `/quizzes/${quizId}/sessions`);
-const answer = (user: string, id: string, questionId: string, text: string) =>
-  rest<{ answer: AnswerJson; session: SummaryJson }>(user, "POST", `/sessions/${id}/answers`, {
-    question_id: questionId,
-    user_answer: text,
-  });
-const complete = (user: string, id: string) =>
-  rest<SessionDetailJson>(user, "POST", `/sessions/${id}/complete`);
-const get = (user: string, id: string) => rest<SessionDetailJson>(user, "GET", `/sessions/${id}`);
+const { rest, start, answer, complete, get } = restCalls(() => svc);
 
 /** The session row's answered_questions and the number of its answer rows. */
 async function stored(sessionId: string) {
