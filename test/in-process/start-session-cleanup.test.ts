@@ -2,9 +2,15 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
-import type { SessionDetailJson as SessionJson } from "../../src/rest/schemas.js";
-import { countRows, insertAnswer, insertQuiz, insertSessions } from "../support/fixtures.js";
+import {
+  countRows,
+  insertAnswer,
+  insertQuiz,
+  insertSessions,
+  snapshotOf,
+} from "../support/fixtures.js";
 import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { restCalls } from "../support/rest-calls.js";
 
 let svc: InProcessService;
 let userCounter = 0;
@@ -17,23 +23,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-async function restStart(user: string, quizId: string) {
-  const res = await svc.rest(user, "POST", `/quizzes/${quizId}/sessions`);
-  return {
-    status: res.status,
-    location: res.headers.get("location"),
-    body: (await res.json()) as SessionJson,
-  };
-}
-
-async function snapshotOf(sessionId: string) {
-  return svc.db
-    .selectFrom("practice_session_questions")
-    .select(["position", "question_id"])
-    .where("session_id", "=", sessionId)
-    .orderBy("position")
-    .execute();
-}
+const { startWithLocation: restStart } = restCalls(() => svc);
 
 describe("stale cleanup on start", () => {
   async function startAt(user: string, quizId: string, at: Date) {
@@ -65,7 +55,7 @@ describe("stale cleanup on start", () => {
       .where("user_id", "=", user)
       .execute();
     expect(left.map((r) => r.id)).toEqual([fresh.body.id]);
-    expect(await snapshotOf(old.body.id)).toEqual([]);
+    expect(await snapshotOf(svc.db, old.body.id)).toEqual([]);
     const answers = await svc.db
       .selectFrom("practice_session_answers")
       .select("id")

@@ -8,8 +8,10 @@ import {
   insertQuestion,
   insertQuiz,
   insertSessions,
+  snapshotOf,
 } from "../support/fixtures.js";
 import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { restCalls } from "../support/rest-calls.js";
 
 let svc: InProcessService;
 let userCounter = 0;
@@ -22,23 +24,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-async function restStart(user: string, quizId: string) {
-  const res = await svc.rest(user, "POST", `/quizzes/${quizId}/sessions`);
-  return {
-    status: res.status,
-    location: res.headers.get("location"),
-    body: (await res.json()) as SessionJson,
-  };
-}
-
-async function snapshotOf(sessionId: string) {
-  return svc.db
-    .selectFrom("practice_session_questions")
-    .select(["position", "question_id"])
-    .where("session_id", "=", sessionId)
-    .orderBy("position")
-    .execute();
-}
+const { startWithLocation: restStart } = restCalls(() => svc);
 
 describe("starting a session", () => {
   it("creates a session (201, Location, empty answers) that freezes the quiz's questions", async () => {
@@ -67,7 +53,7 @@ describe("starting a session", () => {
         correct_answer: null,
       })),
     });
-    expect(await snapshotOf(body.id)).toEqual(
+    expect(await snapshotOf(svc.db, body.id)).toEqual(
       quiz.questionIds.map((id, i) => ({ position: i + 1, question_id: id })),
     );
   });
@@ -89,7 +75,7 @@ describe("starting a session", () => {
     const resumed = await restStart(user, quiz.quizId);
     expect(resumed.status).toBe(200);
     expect(resumed.body.total_questions).toBe(2);
-    expect(await snapshotOf(first.body.id)).toHaveLength(2);
+    expect(await snapshotOf(svc.db, first.body.id)).toHaveLength(2);
   });
 
   it("keeps the snapshot entry and answers of a hard-deleted question, with question_id null", async () => {
@@ -121,7 +107,7 @@ describe("starting a session", () => {
       { question_id: null, user_answer: "A1", is_correct: true },
       { question_id: q2, user_answer: "nope", is_correct: false },
     ]);
-    expect(await snapshotOf(started.body.id)).toEqual([
+    expect(await snapshotOf(svc.db, started.body.id)).toEqual([
       { position: 1, question_id: null },
       { position: 2, question_id: q2 },
       { position: 3, question_id: quiz.questionIds[2] },
@@ -255,7 +241,7 @@ describe("starting a session", () => {
       .where("user_id", "=", user)
       .execute();
     expect(rows).toHaveLength(1);
-    expect(await snapshotOf(rows[0]?.id ?? "")).toHaveLength(5);
+    expect(await snapshotOf(svc.db, rows[0]?.id ?? "")).toHaveLength(5);
   });
 
   it("refuses a second in-progress row at the database: the unique key holds", async () => {

@@ -110,3 +110,13 @@ export async function countRows(
   );
   return Number(rows[0]?.n ?? 0);
 }
+
+/** A session's snapshot rows as stored, by position. */
+export async function snapshotOf(db: Db, sessionId: string) {
+  return db
+    .selectFrom("practice_session_questions")
+    .select(["position", "question_id"])
+    .where("session_id", "=", sessionId)
+    .orderBy("position")
+    .execute();
+}

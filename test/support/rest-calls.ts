@@ -36,6 +36,12 @@ export function restCalls(service: () => InProcessService) {
   }
   return {
     rest,
+    /** A start with its Location header beside the body. */
+    startWithLocation: async (user: string, quizId: string) => {
+      const res = await service().rest(user, "POST", `/quizzes/${quizId}/sessions`);
+      const body = (await res.json()) as SessionDetailJson;
+      return { status: res.status, location: res.headers.get("location"), body };
+    },
     start: (user: string, quizId: string) =>
       rest<SessionDetailJson>(user, "POST", `/quizzes/${quizId}/sessions`),
     answer: (user: string, sessionId: string, questionId: string, userAnswer: string) =>
