@@ -1,3 +1,5 @@
+import { REQUEST_TIMEOUT_MS } from "../limits.js";
+
 /**
  * How a write that lost a race runs again. On one server a deadlock is rare;
  * on Galera every pair of transactions of two nodes that write the same row
@@ -17,11 +19,12 @@ export interface RetryPolicy {
   budgetMs: number;
 }
 
+/** The budget is the request's own deadline by default (server.ts passes the configured one). */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 8,
   baseDelayMs: 4,
   maxDelayMs: 200,
-  budgetMs: 10_000,
+  budgetMs: REQUEST_TIMEOUT_MS,
 };
 
 /** Random wait before attempt `n + 1` (n >= 1): uniform in [0, min(max, base * 2^(n-1))). */
