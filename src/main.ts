@@ -11,11 +11,11 @@ import { systemClock } from "./domain/clock.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
 import { servePort } from "./one-port.js";
-import { Admission } from "./ops/admission.js";
+import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
 import { metricsServer } from "./ops/metrics-server.js";
-import { admissionLimits, buildServer } from "./server.js";
+import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 

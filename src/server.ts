@@ -43,7 +43,7 @@ import {
   MAX_PARAM_LENGTH,
   REQUEST_TIMEOUT_MS,
 } from "./limits.js";
-import { Admission, type AdmissionLimits } from "./ops/admission.js";
+import { Admission, admissionLimits } from "./ops/admission.js";
 import { clientGone } from "./ops/client-gone.js";
 import { registerCors } from "./ops/cors.js";
 import { failureLog } from "./ops/failure-log.js";
@@ -282,16 +282,6 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
   await app.ready();
   return app;
-}
-
-/**
- * Admission limits for `maxInFlight` calls at once, by default the database
- * pool's size: as many calls run as there are connections (so none waits inside the pool, where
- * a cancelled call could not leave), twice as many may wait up to a
- * second, the rest are shed at once.
- */
-export function admissionLimits(maxInFlight: number): AdmissionLimits {
-  return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
 }
 
 /** One HTTP/2 session, or one HTTP/1.1 socket, is one connection. */

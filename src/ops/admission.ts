@@ -11,6 +11,16 @@ export interface AdmissionLimits {
   maxWaitMs: number;
 }
 
+/**
+ * Admission limits for `maxInFlight` calls at once, by default the database
+ * pool's size: as many calls run as there are connections (so none waits inside the pool, where
+ * a cancelled call could not leave), twice as many may wait up to a
+ * second, the rest are shed at once.
+ */
+export function admissionLimits(maxInFlight: number): AdmissionLimits {
+  return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
+}
+
 /** Seconds a shed client is told to wait (REST `Retry-After`). */
 export const RETRY_AFTER_SECONDS = 1;
 

@@ -3,7 +3,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StartSessionRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { admissionLimits } from "../../src/server.js";
+import { admissionLimits } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import {
   EMPTY_MESSAGE,
