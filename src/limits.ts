@@ -40,3 +40,9 @@ export const FIRST_BYTES_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
  * CPU than a LAN saves on them (BENCHMARKS.md).
  */
 export const COMPRESS_MIN_BYTES = 64 * 1024;
+
+/**
+ * An HTTP/2 session with no activity for this long is closed: Fastify's
+ * default (http2SessionTimeout), kept now that app-server.ts makes the server.
+ */
+export const HTTP2_SESSION_IDLE_MS = 72_000;

@@ -1,7 +1,12 @@
-import { createServer as createHttp1Server, type Server as Http1Server } from "node:http";
+import {
+  createServer as createHttp1Server,
+  type Server as Http1Server,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
-import type { FastifyInstance } from "fastify";
+import type { App } from "./app-server.js";
 import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
 import { guardHttp2Session } from "./ops/http2-guard.js";
 import type { H2StreamHandler } from "./rpc/h2-stream-adapter.js";
@@ -31,12 +36,17 @@ export interface OnePortServer {
  * The peek uses `once("readable")` + `read()` + `unshift()`: attaching a
  * 'data' listener would switch the socket to flowing mode and break HTTP/2.
  */
-export function servePort(app: FastifyInstance, tls: boolean): OnePortServer {
-  const h2 = app.server as unknown as Http2Server;
+export function servePort(app: App, tls: boolean): OnePortServer {
+  const h2 = app.server;
   const rpcHttp1 = app.rpcHttp1;
+  // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones (over
+  // TLS, the secure server's allowHTTP1 hands it both); its types know only
+  // the server the app was built on. This hand-over is the one place that
+  // says otherwise, hence the cast.
+  const routeHttp1 = app.routing as unknown as (req: IncomingMessage, res: ServerResponse) => void;
   const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     if (rpcHttp1?.(req, res)) return;
-    app.routing(req, res);
+    routeHttp1(req, res);
   });
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,

@@ -1,16 +1,9 @@
-import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import type { ServerOptions as Http2ServerOptions, Http2ServerRequest } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
-import {
-  type FastifyInstance,
-  type FastifyReply,
-  type FastifyRequest,
-  fastify,
-  LogController,
-} from "fastify";
+import { type FastifyBaseLogger, type FastifyRequest, fastify, LogController } from "fastify";
 import type { Pool } from "mysql2";
 import type { Logger } from "pino";
 import { file_grpc_health_v1_health, Health } from "../gen/grpc/health/v1/health_pb.js";
@@ -30,6 +23,7 @@ import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/q
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
+import { type App, type AppServer, createAppServer, type TlsFiles } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
@@ -38,8 +32,6 @@ import { errors } from "./domain/errors.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
-  MAX_CONCURRENT_STREAMS,
-  MAX_HEADER_BYTES,
   MAX_PARAM_LENGTH,
   REQUEST_TIMEOUT_MS,
 } from "./limits.js";
@@ -90,7 +82,7 @@ export interface ServerDeps {
   authenticator: Authenticator;
   logger: Logger;
   /** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
-  tls?: { certFile: string; keyFile: string };
+  tls?: TlsFiles;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
@@ -119,28 +111,11 @@ export interface ServerDeps {
  * Connect) and the REST gateway (at "/" and "/api"). It does not listen:
  * see one-port.ts, which serves it on one port.
  */
-export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
-  const http2Options: Http2ServerOptions = {
-    settings: {
-      maxHeaderListSize: MAX_HEADER_BYTES,
-      // Node advertises no limit by default (2^32-1 streams on one connection).
-      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
-    },
-  };
-  const app = fastify({
+export async function buildServer(deps: ServerDeps): Promise<App> {
+  const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
-    // Fastify hands `https` to http2.createSecureServer, `http` to http2.createServer
-    // (h2c; one-port.ts makes the HTTP/1.1 server).
-    ...(deps.tls
-      ? {
-          https: {
-            allowHTTP1: true,
-            cert: readFileSync(deps.tls.certFile),
-            key: readFileSync(deps.tls.keyFile),
-            ...http2Options,
-          },
-        }
-      : ({ http: http2Options } as object)),
+    // h2c, or TLS with HTTP/1.1 by ALPN (one-port.ts makes the cleartext HTTP/1.1 server).
+    serverFactory: (handler) => createAppServer(handler, deps.tls),
     loggerInstance: deps.logger,
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -156,20 +131,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // (not problem+json) that echoes the path.
     frameworkErrors: (err, request, reply) => {
       if (err.code !== "FST_ERR_MAX_PARAM_LENGTH") {
-        sendProblem(
-          reply as unknown as FastifyReply,
-          errors.invalidArgument("the request URL is not valid"),
-        );
+        sendProblem(reply, errors.invalidArgument("the request URL is not valid"));
         return;
       }
       // Quiz ids are the only long parameters: a too-long one names no quiz.
       const quizPath = /^(\/api)?\/quizzes\//.test(request.url);
-      sendProblem(
-        reply as unknown as FastifyReply,
-        quizPath ? errors.quizNotFound() : errors.routeNotFound(),
-      );
+      sendProblem(reply, quizPath ? errors.quizNotFound() : errors.routeNotFound());
     },
-  }) as unknown as FastifyInstance;
+  });
 
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
@@ -212,13 +181,15 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   // The Connect plugin replaces every content-type parser of its scope:
   // register it in its own scope, never wrapped in fastify-plugin.
   const rpcOptions = {
+    // connect-fastify types its requests as those of Fastify's default
+    // (HTTP/1.1) server, whatever the server: hence FastifyRequest, not AppRequest.
     contextValues: (req: FastifyRequest) =>
       createContextValues()
         .set(callOutcomeKey, {
           settle: (code, userId) => recordOutcome(req, { code, userId }),
         })
         .set(clientGoneKey, () => clientGone(req.raw))
-        .set(connectionKey, connectionOf(req.raw as IncomingMessage | Http2ServerRequest)),
+        .set(connectionKey, connectionOf(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
   };
@@ -284,7 +255,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   return app;
 }
 
-/** One HTTP/2 session, or one HTTP/1.1 socket, is one connection. */
+/**
+ * One HTTP/2 session, or one HTTP/1.1 socket, is one connection. `raw` is
+ * typed as the HTTP/2 request `App` names, but the HTTP/1.1 requests
+ * one-port.ts routes in are `IncomingMessage`s: hence the wider parameter.
+ */
 function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
   return "stream" in raw ? (raw.stream.session ?? raw.stream) : raw.socket;
 }

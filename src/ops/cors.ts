@@ -1,6 +1,6 @@
 import { cors as connectCors } from "@connectrpc/connect";
 import fastifyCors from "@fastify/cors";
-import type { FastifyInstance } from "fastify";
+import type { App } from "../app-server.js";
 
 /**
  * Lets browser pages from `origins` call the service: Connect and gRPC-Web
@@ -10,7 +10,7 @@ import type { FastifyInstance } from "fastify";
  * Connect plugin's and the REST gateway's alike. No origins, no CORS headers:
  * browsers then refuse cross-origin calls, the safe default.
  */
-export async function registerCors(app: FastifyInstance, origins: readonly string[]) {
+export async function registerCors(app: App, origins: readonly string[]) {
   if (origins.length === 0) return;
   await app.register(fastifyCors, {
     origin: [...origins],

@@ -8,11 +8,15 @@ export type Transport = "rest" | "connect" | "grpc" | "grpc-web" | "preflight";
 /** Request latency buckets, in seconds: sub-millisecond cache hits to slow outliers. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** mysql2 keeps its pool's state in these (untyped) fields. */
-interface PoolState {
-  _allConnections?: { length: number };
-  _freeConnections?: { length: number };
-  _connectionQueue?: { length: number };
+/**
+ * mysql2 keeps its pool's state in queues it does not type or export
+ * (`_allConnections`, `_freeConnections`, `_connectionQueue`): read their
+ * length with a check rather than a cast, 0 if a version renames them.
+ */
+function queueLength(pool: Pool, field: string): number {
+  const queue: unknown = Reflect.get(pool, field);
+  const length = typeof queue === "object" && queue !== null ? Reflect.get(queue, "length") : 0;
+  return typeof length === "number" ? length : 0;
 }
 
 /**
@@ -57,9 +61,8 @@ export class Metrics {
 }
 
 function registerPoolGauges(pool: Pool, registers: Registry[]) {
-  const state = pool as unknown as PoolState;
-  const all = () => state._allConnections?.length ?? 0;
-  const idle = () => state._freeConnections?.length ?? 0;
+  const all = () => queueLength(pool, "_allConnections");
+  const idle = () => queueLength(pool, "_freeConnections");
   new Gauge({
     name: "practice_db_pool_connections",
     help: "Database pool connections, by state (in_use, idle).",
@@ -75,7 +78,7 @@ function registerPoolGauges(pool: Pool, registers: Registry[]) {
     help: "Queries waiting for a pool connection.",
     registers,
     collect() {
-      this.set(state._connectionQueue?.length ?? 0);
+      this.set(queueLength(pool, "_connectionQueue"));
     },
   });
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { App } from "../app-server.js";
 import { errors } from "../domain/errors.js";
 import { sendProblem } from "../rest/problem.js";
 import type { HealthMonitor } from "./health.js";
@@ -15,7 +15,7 @@ export interface OpsRoutesOptions {
  * none of these reveal user data. Their log lines are at debug level
  * (`quiet`): probes come every few seconds and would drown the request log.
  */
-export async function opsRoutes(app: FastifyInstance, { health }: OpsRoutesOptions) {
+export async function opsRoutes(app: App, { health }: OpsRoutesOptions) {
   const quiet = { config: { quiet: true } };
   app.get("/healthz", quiet, async () => ({ status: "ok" }));
 

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import type { App, AppReply, AppRequest } from "../app-server.js";
 import type { Transport } from "./metrics.js";
 
 /**
@@ -18,14 +19,18 @@ declare module "fastify" {
 }
 
 /** Gives every request of `app` the outcome fields (call on the root, before any route). */
-export function decorateOutcome(app: FastifyInstance): void {
+export function decorateOutcome(app: App): void {
   app.decorateRequest("userId", "");
   app.decorateRequest("resultCode", "");
 }
 
-/** Records what is known of the outcome: the Connect code, the authenticated user, or both. */
+/**
+ * Records what is known of the outcome: the Connect code, the authenticated
+ * user, or both. Only the two fields: requests come typed as `App`'s and as
+ * connect-fastify's (Fastify's default server), alike at run time.
+ */
 export function recordOutcome(
-  request: FastifyRequest,
+  request: Pick<FastifyRequest, "resultCode" | "userId">,
   outcome: { code?: string; userId?: string },
 ): void {
   if (outcome.code !== undefined) request.resultCode = outcome.code;
@@ -39,8 +44,8 @@ export function recordOutcome(
  * the trailers know: "unknown".
  */
 export function outcomeOf(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: AppRequest,
+  reply: AppReply,
   transport: Transport,
 ): { code: string; user: string | undefined } {
   return {

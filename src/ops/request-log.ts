@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import type { App, AppRequest } from "../app-server.js";
 import type { Metrics, Transport } from "./metrics.js";
 import { decorateOutcome, outcomeOf } from "./outcome.js";
 
@@ -32,7 +32,7 @@ export function requestId(req: { headers: IncomingHttpHeaders }): string {
  * no token), and a metrics sample. `rpcPaths` are the Connect procedures'
  * paths, to tell them from REST routes.
  */
-export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths: Set<string>) {
+export function observeRequests(app: App, metrics: Metrics, rpcPaths: Set<string>) {
   decorateOutcome(app);
   // Label strings are made once per route, not once per request.
   app.addHook("onRoute", (route) => {
@@ -72,7 +72,7 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics, rpcPaths
   });
 }
 
-function isPreflight(request: FastifyRequest): boolean {
+function isPreflight(request: AppRequest): boolean {
   return (
     request.method === "OPTIONS" && request.headers["access-control-request-method"] !== undefined
   );

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
-import type { FastifyReply } from "fastify";
+import type { AppReply } from "../app-server.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 
@@ -78,7 +78,7 @@ export function titleOf(status: number): string {
 }
 
 /** Sends `err` as application/problem+json. */
-export function sendProblem(reply: FastifyReply, err: unknown): FastifyReply {
+export function sendProblem(reply: AppReply, err: unknown): AppReply {
   const body = toProblem(err);
   recordOutcome(reply.request, { code: body.code });
   if (body.code === "unauthenticated") {

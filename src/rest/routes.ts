@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { FastifyInstance } from "fastify";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
+import type { App } from "../app-server.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import { errors } from "../domain/errors.js";
 import type { Admission } from "../ops/admission.js";
@@ -41,7 +41,7 @@ export interface RestOptions {
  * root's error handler (server.ts), which sends problem+json.
  */
 export async function restRoutes(
-  fastify: FastifyInstance,
+  fastify: App,
   { sessions, quizzes, authenticator, requestTimeoutMs, admission, hidden = false }: RestOptions,
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

@@ -1,7 +1,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { gzipSync } from "node:zlib";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { App, AppReply, AppRequest } from "../app-server.js";
 
 /** Where the practice page is served. */
 export const PRACTICE_PAGE_PATH = "/practice/";
@@ -66,7 +66,7 @@ export async function loadPracticePage(dir: string): Promise<PracticePageFiles> 
 export interface PracticePageOptions {
   files: PracticePageFiles;
   /** Answers a path that names no file (the service's problem+json 404). */
-  notFound: (reply: FastifyReply) => FastifyReply;
+  notFound: (reply: AppReply) => AppReply;
 }
 
 /**
@@ -75,10 +75,7 @@ export interface PracticePageOptions {
  * from the URL fragment (never sent to the server). Asset names carry a
  * content hash, so they may be cached for good; `index.html` is revalidated.
  */
-export async function practicePageRoutes(
-  app: FastifyInstance,
-  { files, notFound }: PracticePageOptions,
-) {
+export async function practicePageRoutes(app: App, { files, notFound }: PracticePageOptions) {
   const securityHeaders = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
@@ -113,8 +110,8 @@ export async function practicePageRoutes(
 
 /** Sends a file, gzipped when the client accepts it. */
 function send(
-  request: FastifyRequest,
-  reply: FastifyReply,
+  request: AppRequest,
+  reply: AppReply,
   file: PageFile,
   headers: Record<string, string>,
 ) {

@@ -28,29 +28,8 @@ export function createGrpcClient<S extends DescService>(
   address: string,
   credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
 ) {
-  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
-  for (const method of service.methods) {
-    definition[method.localName] = {
-      path: `/${service.typeName}/${method.name}`,
-      requestStream: false,
-      responseStream: false,
-      requestSerialize: (m: unknown) =>
-        Buffer.from(toBinary(method.input, m as MessageShape<DescMessage>)),
-      requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
-      responseSerialize: (m: unknown) =>
-        Buffer.from(toBinary(method.output, m as MessageShape<DescMessage>)),
-      responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
-    };
-  }
-  const Client = grpc.makeGenericClientConstructor(definition, service.name);
-  const client = new Client(address, credentials) as unknown as Record<
-    string,
-    (
-      req: unknown,
-      md: grpc.Metadata,
-      cb: (err: grpc.ServiceError | null, res: unknown) => void,
-    ) => void
-  >;
+  // grpc-js's own typed call: no generated client, no method table to cast.
+  const client = new grpc.Client(address, credentials);
   const methods: Record<string, unknown> = {};
   for (const method of service.methods) {
     methods[method.localName] = (
@@ -60,15 +39,19 @@ export function createGrpcClient<S extends DescService>(
       new Promise((resolve, reject) => {
         const metadata = new grpc.Metadata();
         for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
-        const call = client[method.localName];
-        if (!call) throw new Error(`no method ${method.localName}`);
-        call.call(client, create(method.input, request), metadata, (err, res) =>
-          err ? reject(err) : resolve(res),
+        client.makeUnaryRequest(
+          `/${service.typeName}/${method.name}`,
+          (m: MessageShape<DescMessage>) => Buffer.from(toBinary(method.input, m)),
+          (b: Buffer) => fromBinary(method.output, b),
+          create(method.input, request),
+          metadata,
+          (err, res) => (err ? reject(err) : resolve(res)),
         );
       });
   }
   return {
+    // Filled by name in the loop above: the mapped type is what it holds.
     ...(methods as UnaryMethods<S>),
-    close: () => (client as unknown as grpc.Client).close(),
+    close: () => client.close(),
   };
 }

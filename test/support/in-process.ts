@@ -1,10 +1,10 @@
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
-import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import { Quizzes } from "../../src/app/quizzes.js";
+import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { FakeClock } from "../../src/domain/clock.js";
@@ -30,7 +30,7 @@ export interface InProcessService {
   /** The use cases, called directly. */
   sessions: PracticeSessions;
   /** The built app (never listening). */
-  app: FastifyInstance;
+  app: App;
   /** A valid token for user `sub`. */
   token(sub: string): Promise<string>;
   /** Headers for RPC calls: `{ headers: await auth(user) }`. */

@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import {
+  createSecureServer,
+  createServer,
+  type Http2SecureServer,
+  type Http2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerOptions,
+} from "node:http2";
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  FastifyServerFactoryHandler,
+  RouteGenericInterface,
+} from "fastify";
+import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from "./limits.js";
+
+/**
+ * The Node server under the app: HTTP/2 in cleartext (h2c; one-port.ts puts
+ * an HTTP/1.1 server beside it), or over TLS with HTTP/1.1 by ALPN.
+ */
+export type AppServer = Http2Server | Http2SecureServer;
+
+/**
+ * The service's Fastify instance, typed for the server it really runs on,
+ * so that plugins, hooks and one-port.ts need no casts. HTTP/1.1 requests
+ * that one-port.ts routes in are `IncomingMessage`s at run time; the few
+ * places that care look at `raw` for themselves (server.ts `connectionOf`).
+ */
+export type App = FastifyInstance<
+  AppServer,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  FastifyBaseLogger
+>;
+
+/** A request of `App`. */
+export type AppRequest = FastifyRequest<RouteGenericInterface, AppServer, Http2ServerRequest>;
+
+/** A reply of `App`. */
+export type AppReply = FastifyReply<
+  RouteGenericInterface,
+  AppServer,
+  Http2ServerRequest,
+  Http2ServerResponse
+>;
+
+/** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/**
+ * Makes the app's HTTP/2 server (Fastify's `serverFactory`): built here
+ * rather than by Fastify so that its options are typed (Fastify's types have
+ * no place for h2c settings) and its type is the one `App` names.
+ */
+export function createAppServer(
+  handler: FastifyServerFactoryHandler<AppServer>,
+  tls: TlsFiles | undefined,
+): AppServer {
+  const options: ServerOptions = {
+    settings: {
+      maxHeaderListSize: MAX_HEADER_BYTES,
+      // Node advertises no limit by default (2^32-1 streams on one connection).
+      maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+    },
+  };
+  const server = tls
+    ? createSecureServer(
+        {
+          ...options,
+          allowHTTP1: true,
+          cert: readFileSync(tls.certFile),
+          key: readFileSync(tls.keyFile),
+        },
+        handler,
+      )
+    : createServer(options, handler);
+  // What Fastify does to the servers it makes itself: an idle session is closed.
+  server.on("session", (session) =>
+    session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()),
+  );
+  return server;
+}
