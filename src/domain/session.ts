@@ -128,3 +128,8 @@ const MAX_UNSIGNED_BIGINT = 18446744073709551615n;
 export function isDatabaseId(raw: string): boolean {
   return /^[1-9][0-9]{0,19}$/.test(raw) && BigInt(raw) <= MAX_UNSIGNED_BIGINT;
 }
+
+/** The snapshot as a caller may see it: correct answers only for a review. */
+export function toSnapshot(snapshot: SnapshotQuestion[], review: boolean): SnapshotQuestion[] {
+  return review ? snapshot : snapshot.map((q) => ({ ...q, correctAnswer: null }));
+}
