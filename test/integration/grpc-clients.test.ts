@@ -1,7 +1,4 @@
-import { execFile } from "node:child_process";
-import { connect as http2Connect } from "node:http2";
 import { Writable } from "node:stream";
-import { promisify } from "node:util";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { pino } from "pino";
@@ -16,6 +13,14 @@ import {
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { Admission } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import {
+  connectExchange,
+  envelope,
+  h2Exchange,
+  hasPythonGrpc,
+  pythonGrpc,
+  rawCall,
+} from "../support/rpc-exchange.js";
 import { RACE_ADMISSION, startTestService, type TestService } from "../support/service.js";
 
 // HTTP/2 RPCs are served from Node's raw `stream` event (src/rpc/h2-stream-adapter.ts),
@@ -29,7 +34,6 @@ const warnings: Error[] = [];
 const onWarning = (w: Error) => warnings.push(w);
 const USER = "grpc-clients-user";
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
-const PYTHON = "/usr/bin/python3";
 
 beforeAll(async () => {
   process.on("warning", onWarning);
@@ -60,39 +64,6 @@ const listBytes = () =>
     toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId: quiz.quizId })),
   );
 
-interface RawResult {
-  err: grpc.ServiceError | null;
-  body?: Buffer;
-  headers?: grpc.Metadata;
-}
-
-/** One unary call with grpc-js on raw bytes, its response headers kept. */
-function rawCall(
-  client: grpc.Client,
-  path: string,
-  body: Buffer,
-  md: Record<string, string>,
-  options: grpc.CallOptions = {},
-): Promise<RawResult> {
-  const metadata = new grpc.Metadata();
-  for (const [k, v] of Object.entries(md)) metadata.set(k, v);
-  return new Promise((resolve) => {
-    let headers: grpc.Metadata | undefined;
-    const call = client.makeUnaryRequest(
-      path,
-      (b: Buffer) => b,
-      (b: Buffer) => b,
-      body,
-      metadata,
-      options,
-      (err, res) => resolve({ err, body: res, headers }),
-    );
-    call.on("metadata", (m) => {
-      headers = m;
-    });
-  });
-}
-
 /** The page over Connect binary on HTTP/1.1 (Fastify's path): the reference bytes. */
 async function pageOverHttp1(): Promise<Buffer> {
   const res = await fetch(`${svc.baseUrl}${LIST}`, {
@@ -102,66 +73,6 @@ async function pageOverHttp1(): Promise<Buffer> {
   });
   expect(res.status).toBe(200);
   return Buffer.from(await res.arrayBuffer());
-}
-
-async function pythonGrpc(args: Record<string, string>): Promise<Record<string, string>> {
-  const { stdout } = await promisify(execFile)(PYTHON, ["test/support/grpc_call.py"], {
-    env: { ...process.env, ...args },
-  });
-  return JSON.parse(stdout) as Record<string, string>;
-}
-
-const hasPythonGrpc = await promisify(execFile)(PYTHON, ["-c", "import grpc"]).then(
-  () => true,
-  () => false,
-);
-
-/** A gRPC exchange over node:http2, everything but the date and the request id. */
-async function h2Exchange(headers: Record<string, string>, body: Buffer) {
-  const session = http2Connect(svc.baseUrl);
-  try {
-    return await new Promise<{ head: object; data: string; trailers: object }>(
-      (resolve, reject) => {
-        const req = session.request({ ":method": "POST", ":path": LIST, ...headers });
-        const chunks: Buffer[] = [];
-        let head = {};
-        let trailers = {};
-        const clean = (h: object) =>
-          Object.fromEntries(
-            Object.entries(h).filter(([k]) => !["date", "x-request-id"].includes(k)),
-          );
-        req.on("response", (h) => {
-          head = clean(h);
-        });
-        req.on("trailers", (t) => {
-          trailers = clean(t);
-        });
-        req.on("data", (c: Buffer) => chunks.push(c));
-        req.on("end", () =>
-          resolve({ head, data: Buffer.concat(chunks).toString("hex"), trailers }),
-        );
-        req.on("error", reject);
-        req.end(body);
-      },
-    );
-  } finally {
-    session.close();
-  }
-}
-
-const envelope = (message: Buffer) => {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(message.length, 1);
-  return Buffer.concat([head, message]);
-};
-
-/** A Connect unary POST over HTTP/1.1: status, headers but the date and id, body. */
-async function connectExchange(headers: Record<string, string>, body: string | Buffer) {
-  const res = await fetch(`${svc.baseUrl}${LIST}`, { method: "POST", headers, body });
-  const head = Object.fromEntries(
-    [...res.headers].filter(([k]) => !["date", "x-request-id", "keep-alive"].includes(k)),
-  );
-  return { status: res.status, head, body: Buffer.from(await res.arrayBuffer()).toString("hex") };
 }
 
 describe("Connect over HTTP/1.1", () => {
@@ -183,10 +94,18 @@ describe("Connect over HTTP/1.1", () => {
     for (const [type, body, extra] of cases) {
       // The exact content type takes the short path; with a charset (or in
       // capitals) it goes through Fastify to Connect's handler.
-      const short = await connectExchange({ ...auth, "content-type": type, ...extra }, body);
+      const short = await connectExchange(
+        `${svc.baseUrl}${LIST}`,
+        { ...auth, "content-type": type, ...extra },
+        body,
+      );
       const other =
         type === "application/json" ? "application/json; charset=utf-8" : "Application/proto";
-      const connect = await connectExchange({ ...auth, "content-type": other, ...extra }, body);
+      const connect = await connectExchange(
+        `${svc.baseUrl}${LIST}`,
+        { ...auth, "content-type": other, ...extra },
+        body,
+      );
       expect(short).toEqual(connect);
     }
   });
@@ -207,10 +126,14 @@ describe("gRPC clients over HTTP/2", () => {
       // "application/grpc" takes the short path; Connect alone matches the
       // content type without regard to case, so the capitalised one goes to it.
       const short = await h2Exchange(
+        svc.baseUrl,
+        LIST,
         { ...auth, "content-type": "application/grpc", ...extra },
         envelope(message),
       );
       const connect = await h2Exchange(
+        svc.baseUrl,
+        LIST,
         { ...auth, "content-type": "Application/grpc", ...extra },
         envelope(message),
       );
