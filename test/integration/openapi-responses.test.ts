@@ -186,51 +186,18 @@ describe("real responses match the documented ones", () => {
       body: JSON.stringify(body),
     });
 
-    const answered = await svc.rest(
-      user,
-      "POST",
-      `/sessions/${id}/answers`,
-      json({ question_id: q1, user_answer: "A1" }),
-    );
+    // One answer by `who` (null: no token) to the session.
+    const answer = (who: string | null, body: unknown) =>
+      svc.rest(who, "POST", `/sessions/${id}/answers`, json(body));
+
+    const answered = await answer(user, { question_id: q1, user_answer: "A1" });
     expect(answered.status).toBe(201);
     await check(answered, ANSWERS, "post");
+    await check(await answer(user, { question_id: q1, user_answer: "A1" }), ANSWERS, "post");
+    await check(await answer(user, { question_id: q2, user_answer: " " }), ANSWERS, "post");
+    await check(await answer(null, { question_id: q2, user_answer: "x" }), ANSWERS, "post");
     await check(
-      await svc.rest(
-        user,
-        "POST",
-        `/sessions/${id}/answers`,
-        json({ question_id: q1, user_answer: "A1" }),
-      ),
-      ANSWERS,
-      "post",
-    );
-    await check(
-      await svc.rest(
-        user,
-        "POST",
-        `/sessions/${id}/answers`,
-        json({ question_id: q2, user_answer: " " }),
-      ),
-      ANSWERS,
-      "post",
-    );
-    await check(
-      await svc.rest(
-        null,
-        "POST",
-        `/sessions/${id}/answers`,
-        json({ question_id: q2, user_answer: "x" }),
-      ),
-      ANSWERS,
-      "post",
-    );
-    await check(
-      await svc.rest(
-        "someone-else",
-        "POST",
-        `/sessions/${id}/answers`,
-        json({ question_id: q2, user_answer: "x" }),
-      ),
+      await answer("someone-else", { question_id: q2, user_answer: "x" }),
       ANSWERS,
       "post",
     );

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { encodeCursor } from "../../../src/domain/cursor.js";
+import { authArb, bodyArb, headersArb } from "./message-arbitraries.js";
 import type { FuzzWorld } from "./world.js";
 
 /** A quiz id and what it names: the oracle's input, not only the raw text. */
@@ -11,17 +12,11 @@ export type Quiz = {
 /** A query parameter's value and whether the contract accepts it. */
 export type Param = { value: string; valid: boolean };
 
-/** A request body and its kind, which decides the answer. */
-export type Body = {
-  text: string | undefined;
-  contentType: string | undefined;
-  kind: "none" | "object" | "json" | "bad" | "huge";
-};
-
 /**
  * The generators of request parts. Each value knows whether it is valid, so
  * that the oracle can say what the answer must be. Values that depend on the
- * world (live quiz ids, the victim's cursors) are read when generated.
+ * world (live quiz ids, the victim's cursors) are read when generated; the
+ * headers, bodies and credentials, which do not, are in message-arbitraries.ts.
  */
 export function inputArbitraries(world: FuzzWorld) {
   const quizIdArb: fc.Arbitrary<Quiz> = fc.oneof(
@@ -204,106 +199,6 @@ export function inputArbitraries(world: FuzzWorld) {
       }
       return { pairs, valid };
     });
-
-  /** Headers a client could send; none of them may turn into a 5xx. */
-  const headersArb = fc.dictionary(
-    fc.constantFrom(
-      "accept",
-      "accept-encoding",
-      "accept-language",
-      "content-encoding",
-      "connect-protocol-version",
-      "connect-timeout-ms",
-      "grpc-timeout",
-      "x-forwarded-for",
-      "x-http-method-override",
-      "origin",
-      "if-none-match",
-      "range",
-      "cookie",
-      "x-request-id",
-      "user-agent",
-    ),
-    fc.oneof(
-      fc.constantFrom(
-        "gzip",
-        "br",
-        "identity",
-        "*",
-        "x-garbage",
-        "-1",
-        "0",
-        "99999999999",
-        "1S",
-        "application/xml",
-        "1",
-        "bytes=0-1",
-      ),
-      fc.string({
-        unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
-        maxLength: 30,
-      }),
-    ),
-    { maxKeys: 3 },
-  );
-
-  const bodyArb: fc.Arbitrary<Body> = fc.oneof(
-    fc.constant({ text: undefined, contentType: undefined, kind: "none" as const }),
-    fc.constant({ text: "", contentType: "application/json", kind: "none" as const }),
-    fc
-      .dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })
-      .map((o) => ({
-        text: JSON.stringify(o),
-        contentType: "application/json",
-        kind: "object" as const,
-      })),
-    fc
-      .oneof(
-        fc
-          .jsonValue({ maxDepth: 2 })
-          .filter((v) => v === null || typeof v !== "object" || Array.isArray(v)),
-      )
-      .map((v) => ({
-        text: JSON.stringify(v),
-        contentType: "application/json",
-        kind: "json" as const,
-      })),
-    fc
-      .oneof(
-        fc.string({ minLength: 1, maxLength: 40 }),
-        fc.constantFrom("{", "{]", '{"a":', "\u0000", "[1,"),
-      )
-      .filter((s) => {
-        try {
-          JSON.parse(s);
-          return false;
-        } catch {
-          return s.trim() !== "";
-        }
-      })
-      .map((text) => ({ text, contentType: "application/json", kind: "bad" as const })),
-    fc
-      .tuple(
-        fc.constantFrom(
-          "text/plain",
-          "application/xml",
-          "multipart/form-data",
-          "application/x-www-form-urlencoded",
-          "application/json; charset=latin1",
-          "application/jsonx",
-          "*/*",
-        ),
-        fc.string({ minLength: 1, maxLength: 20 }),
-      )
-      .map(([contentType, text]) => ({ text, contentType, kind: "bad" as const })),
-    // Expanded to 70 KB when sent, so that counterexamples stay readable.
-    fc.constant({ text: "HUGE", contentType: "application/json", kind: "huge" as const }),
-  );
-
-  const authArb = fc.oneof(
-    { weight: 8, arbitrary: fc.constant("valid" as const) },
-    { weight: 1, arbitrary: fc.constantFrom("none", "garbage", "basic") },
-  );
 
   return {
     quizId: quizIdArb,
