@@ -45,8 +45,8 @@ export function closedSchemas(doc: OpenAPIObject): OpenAPIObject {
 
 let openApiDocument: OpenAPIObject;
 let doc: OpenAPIObject;
-const ajv = new Ajv2020({ strict: true, allErrors: true });
-addFormats.default(ajv);
+// Made anew per test file: files may share this module (vitest's isolate: false).
+let ajv: Ajv2020;
 let svc: TestService;
 
 /** The service, the document as served, and the closed copy the checks use. */
@@ -63,6 +63,8 @@ export function useServedDocument(): void {
       await svc.rest(null, "GET", "/openapi.json")
     ).json()) as OpenAPIObject;
     doc = closedSchemas(openApiDocument);
+    ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats.default(ajv);
     // The whole document is one schema resource: "#/components/schemas/X" refs
     // resolve inside it, and any schema in it can be named by JSON pointer. Its
     // OpenAPI fields (openapi, info, paths, ...) are annotations to ajv.
