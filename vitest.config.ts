@@ -24,16 +24,30 @@ export default defineConfig(async () => {
     console.warn(skippedNote);
   }
 
-  const integration = (store: "sqlite" | "mysql") => ({
-    extends: true as const,
-    test: {
-      name: store,
-      include: ["test/**/*.test.ts"],
-      // The browser test runs on its own: npm run test:browser (vitest.browser.config.ts).
-      exclude: [...configDefaults.exclude, "test/browser/**"],
-      env: { TEST_STORE: store },
+  // Files that need a module cache of their own: vi.mock("fastify") only
+  // takes if no earlier file of the worker has loaded Fastify.
+  const ownModules = ["test/integration/openapi.test.ts"];
+  const integration = (store: "sqlite" | "mysql") => [
+    {
+      extends: true as const,
+      test: {
+        name: store,
+        include: ["test/**/*.test.ts"],
+        // The browser test runs on its own: npm run test:browser (vitest.browser.config.ts).
+        exclude: [...configDefaults.exclude, "test/browser/**", ...ownModules],
+        env: { TEST_STORE: store },
+      },
     },
-  });
+    {
+      extends: true as const,
+      test: {
+        name: `${store} (own modules)`,
+        include: ownModules,
+        isolate: true,
+        env: { TEST_STORE: store },
+      },
+    },
+  ];
   return {
     test: {
       // Each integration file makes its own database and server; two cores here.
@@ -44,15 +58,15 @@ export default defineConfig(async () => {
       // once per worker, not once per file, which was most of the run's time.
       // Each file still makes its own database and service in its hooks;
       // module state a file must not inherit is made there too
-      // (test/support/openapi-document.ts).
+      // (test/support/openapi-document.ts), or the file is isolated (ownModules).
       isolate: false,
       testTimeout: 30_000,
       hookTimeout: 60_000,
       reporters: ["default", new SummaryReporter(skippedNote)],
       projects: [
         { extends: true as const, test: { name: "unit", include: ["src/**/*.test.ts"] } },
-        integration("sqlite"),
-        ...(mysqlError ? [] : [integration("mysql")]),
+        ...integration("sqlite"),
+        ...(mysqlError ? [] : integration("mysql")),
       ],
     },
   };
