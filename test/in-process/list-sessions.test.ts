@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { SessionStatus } from "../../gen/practice/v1/practice_session_service_pb.js";
 import type { PageJson } from "../../src/rest/schemas.js";
 import {
@@ -8,9 +8,9 @@ import {
   type QuizFixture,
   type SessionRow,
 } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService } from "../support/in-process.js";
 
-let svc: InProcessService;
+const svc = await fileService();
 let quiz: QuizFixture;
 let history: SessionRow[];
 const OWNER = "walker";
@@ -23,7 +23,6 @@ const newestFirst = (a: SessionRow, b: SessionRow) =>
   b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 beforeAll(async () => {
-  svc = await startInProcessService();
   quiz = await insertQuiz(svc.db, { createdBy: "the-author" });
   const base = Date.parse("2026-06-01T00:00:00.000Z");
   // 250 sessions: 100 share one started_at, the rest come in pairs; ids are
@@ -60,9 +59,6 @@ beforeAll(async () => {
       completedAt: null,
     },
   ]);
-});
-afterAll(async () => {
-  await svc?.close();
 });
 
 async function restPage(user: string, query: string) {

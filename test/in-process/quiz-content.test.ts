@@ -1,18 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { QuizJson } from "../../src/rest/schemas.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService } from "../support/in-process.js";
 
-let svc: InProcessService;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
+const svc = await fileService();
 
 const USER = "quiz-reader";
 

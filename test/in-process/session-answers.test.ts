@@ -1,20 +1,12 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AnswerJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService, userNames } from "../support/in-process.js";
 import { restCalls } from "../support/rest-calls.js";
 
-let svc: InProcessService;
-let userCounter = 0;
-const newUser = () => `life-${++userCounter}`;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
+const svc = await fileService();
+const newUser = userNames("life");
 
 const { rest, start, answer, complete, get } = restCalls(() => svc);
 

@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PageJson } from "../../src/rest/schemas.js";
 import { insertQuiz } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService, userNames } from "../support/in-process.js";
 import { restCalls } from "../support/rest-calls.js";
 
-let svc: InProcessService;
-let userCounter = 0;
-const newUser = () => `life-${++userCounter}`;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
+const svc = await fileService();
+const newUser = userNames("life");
 
 const { rest, start, answer, complete, get } = restCalls(() => svc);
 

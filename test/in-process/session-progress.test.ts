@@ -1,24 +1,16 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PageJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuiz } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService, userNames } from "../support/in-process.js";
 import { restCalls } from "../support/rest-calls.js";
 
-let svc: InProcessService;
-let userCounter = 0;
-const newUser = () => `progress-${++userCounter}`;
+const svc = await fileService();
+const newUser = userNames("progress");
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
 
 const { rest, start, answer, complete, get } = restCalls(() => svc);
 

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
 import {
   countRows,
@@ -9,19 +9,11 @@ import {
   insertSessions,
   snapshotOf,
 } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService, userNames } from "../support/in-process.js";
 import { restCalls } from "../support/rest-calls.js";
 
-let svc: InProcessService;
-let userCounter = 0;
-const newUser = () => `user-${++userCounter}`;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
+const svc = await fileService();
+const newUser = userNames("user");
 
 const { startWithLocation: restStart } = restCalls(() => svc);
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isDuplicateKey } from "../../src/db/errors.js";
 import { ONE_ACTIVE_SESSION_KEY } from "../../src/db/practice-sessions-repository.js";
 import type { SessionDetailJson as SessionJson } from "../../src/rest/schemas.js";
@@ -10,19 +10,11 @@ import {
   insertSessions,
   snapshotOf,
 } from "../support/fixtures.js";
-import { type InProcessService, startInProcessService } from "../support/in-process.js";
+import { fileService, userNames } from "../support/in-process.js";
 import { restCalls } from "../support/rest-calls.js";
 
-let svc: InProcessService;
-let userCounter = 0;
-const newUser = () => `user-${++userCounter}`;
-
-beforeAll(async () => {
-  svc = await startInProcessService();
-});
-afterAll(async () => {
-  await svc?.close();
-});
+const svc = await fileService();
+const newUser = userNames("user");
 
 const { startWithLocation: restStart } = restCalls(() => svc);
 

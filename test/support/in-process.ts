@@ -1,5 +1,6 @@
 import { type Client, createClient, createRouterTransport } from "@connectrpc/connect";
 import { pino } from "pino";
+import { afterAll } from "vitest";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
@@ -106,4 +107,20 @@ export async function startInProcessService(): Promise<InProcessService> {
       await database.drop();
     },
   };
+}
+
+/**
+ * The calling test file's own service, started as the file loads and closed
+ * after its tests: files never see each other's rows.
+ */
+export async function fileService(): Promise<InProcessService> {
+  const svc = await startInProcessService();
+  afterAll(() => svc.close());
+  return svc;
+}
+
+/** A new user name at each call (`${prefix}-1`, `${prefix}-2`, ...): tests never share a user. */
+export function userNames(prefix: string): () => string {
+  let count = 0;
+  return () => `${prefix}-${++count}`;
 }
