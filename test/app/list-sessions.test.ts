@@ -4,8 +4,10 @@ import { type SessionStatus, STALE_AFTER_MS } from "../../src/domain/session.js"
 import {
   insertQuiz,
   insertSessions,
+  newestFirst,
   type QuizFixture,
   type SessionRow,
+  sessionIdFor,
 } from "../support/fixtures.js";
 import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
 
@@ -15,10 +17,6 @@ let quiz: QuizFixture;
 let history: SessionRow[];
 const OWNER = "walker";
 
-const idFor = (n: number) => `019a0000-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
-const newestFirst = (a: SessionRow, b: SessionRow) =>
-  b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
-
 beforeAll(async () => {
   quiz = await insertQuiz(w.db, { createdBy: "the-author" });
   const base = Date.parse("2026-06-01T00:00:00.000Z");
@@ -26,7 +24,7 @@ beforeAll(async () => {
   history = Array.from({ length: 60 }, (_, i) => {
     const startedAt = new Date(i < 20 ? base : base + Math.floor(i / 2) * 1000);
     return {
-      id: idFor((i * 7919) % 1000),
+      id: sessionIdFor((i * 7919) % 1000),
       userId: OWNER,
       quizId: quiz.quizId,
       startedAt,
@@ -37,7 +35,12 @@ beforeAll(async () => {
   });
   await insertSessions(w.db, [
     ...history,
-    { id: idFor(5000), userId: "the-author", quizId: quiz.quizId, startedAt: new Date(base) },
+    {
+      id: sessionIdFor(5000),
+      userId: "the-author",
+      quizId: quiz.quizId,
+      startedAt: new Date(base),
+    },
   ]);
 });
 
@@ -110,7 +113,7 @@ describe("listSessions", () => {
 
   it("shows only the caller's sessions, even to the quiz's author", async () => {
     const author = await w.sessions.listSessions("the-author", { quizId: quiz.quizId });
-    expect(author.sessions.map((s) => s.id)).toEqual([idFor(5000)]);
+    expect(author.sessions.map((s) => s.id)).toEqual([sessionIdFor(5000)]);
     const stranger = await w.sessions.listSessions(newUser(), { quizId: quiz.quizId });
     expect(stranger).toEqual({ sessions: [], nextCursor: null, hasMore: false });
   });
@@ -119,8 +122,8 @@ describe("listSessions", () => {
     const deleted = await insertQuiz(w.db, { quizDeleted: true });
     const guideDeleted = await insertQuiz(w.db, { studyGuideDeleted: true });
     await insertSessions(w.db, [
-      { id: idFor(7001), userId: OWNER, quizId: deleted.quizId, startedAt: new Date() },
-      { id: idFor(7002), userId: OWNER, quizId: guideDeleted.quizId, startedAt: new Date() },
+      { id: sessionIdFor(7001), userId: OWNER, quizId: deleted.quizId, startedAt: new Date() },
+      { id: sessionIdFor(7002), userId: OWNER, quizId: guideDeleted.quizId, startedAt: new Date() },
     ]);
     for (const quizId of ["424242", deleted.quizId, guideDeleted.quizId, "abc", "0", "-5"]) {
       const err = await rejection(w.sessions.listSessions(OWNER, { quizId }), Code.NotFound);

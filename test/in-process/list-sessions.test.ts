@@ -5,8 +5,10 @@ import type { PageJson } from "../../src/rest/schemas.js";
 import {
   insertQuiz,
   insertSessions,
+  newestFirst,
   type QuizFixture,
   type SessionRow,
+  sessionIdFor,
 } from "../support/fixtures.js";
 import { fileService } from "../support/in-process.js";
 
@@ -14,13 +16,6 @@ const svc = await fileService();
 let quiz: QuizFixture;
 let history: SessionRow[];
 const OWNER = "walker";
-
-/** A UUIDv7-shaped id whose order follows n. */
-const idFor = (n: number) => `019a0000-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
-
-/** Newest first: started_at descending, then id descending. */
-const newestFirst = (a: SessionRow, b: SessionRow) =>
-  b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 beforeAll(async () => {
   quiz = await insertQuiz(svc.db, { createdBy: "the-author" });
@@ -31,7 +26,7 @@ beforeAll(async () => {
     const startedAt = new Date(i < 100 ? base : base + Math.floor(i / 2) * 1000);
     const completed = i !== 137; // one in progress: the unique key allows one
     return {
-      id: idFor((i * 7919) % 1000),
+      id: sessionIdFor((i * 7919) % 1000),
       userId: OWNER,
       quizId: quiz.quizId,
       startedAt,
@@ -45,14 +40,14 @@ beforeAll(async () => {
     ...history,
     // Noise that must never show: other users, including the quiz's author, and another quiz.
     ...Array.from({ length: 30 }, (_, i) => ({
-      id: idFor(5000 + i),
+      id: sessionIdFor(5000 + i),
       userId: i % 2 ? "someone-else" : "the-author",
       quizId: quiz.quizId,
       startedAt: new Date(base + i),
       completedAt: new Date(base + i + 1),
     })),
     {
-      id: idFor(6000),
+      id: sessionIdFor(6000),
       userId: OWNER,
       quizId: other.quizId,
       startedAt: new Date(base),
@@ -221,14 +216,14 @@ describe("list errors", () => {
     // The caller once had sessions on them: still 404.
     await insertSessions(svc.db, [
       {
-        id: idFor(7001),
+        id: sessionIdFor(7001),
         userId: OWNER,
         quizId: deletedQuiz.quizId,
         startedAt: new Date(),
         completedAt: new Date(),
       },
       {
-        id: idFor(7002),
+        id: sessionIdFor(7002),
         userId: OWNER,
         quizId: deletedGuide.quizId,
         startedAt: new Date(),

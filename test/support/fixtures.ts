@@ -57,6 +57,14 @@ export interface SessionRow {
   correctAnswers?: number;
 }
 
+/** A UUIDv7-shaped session id whose order follows `n`: ids a test can sort. */
+export const sessionIdFor = (n: number): string =>
+  `019a0000-0000-7000-8000-${n.toString(16).padStart(12, "0")}`;
+
+/** The order the spec lists sessions in: started_at descending, then id descending. */
+export const newestFirst = (a: SessionRow, b: SessionRow): number =>
+  b.startedAt.getTime() - a.startedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+
 /** Inserts sessions directly, bypassing the service (history fixtures). */
 export async function insertSessions(db: Db, rows: SessionRow[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
