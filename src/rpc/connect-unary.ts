@@ -1,3 +1,4 @@
+import type { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
@@ -12,6 +13,8 @@ import {
   trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryPathOptions } from "./grpc-unary.js";
+import { binaryEncoderFor } from "./session-binary.js";
+import { jsonEncoderFor } from "./session-json.js";
 import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
 
 /**
@@ -38,6 +41,14 @@ export function connectUnaryPath(
     undefined,
     validateReadWriteMaxBytes(options.readMaxBytes, undefined, options.compressMinBytes),
   );
+  // Our hot responses have hand-written encoders (the same bytes); others keep Connect's.
+  const binaryOut = binaryEncoderFor(spec.method.output);
+  const jsonOut = jsonEncoderFor(spec.method.output);
+  const serialize = (binary: boolean, output: Parameters<typeof toBinary>[1]): Uint8Array => {
+    if (binary && binaryOut) return binaryOut(output, 0);
+    if (!binary && jsonOut) return Buffer.from(jsonOut(output));
+    return serialization.getO(binary).serialize(output);
+  };
   return async (call) => {
     const type = call.header.get("content-type");
     if (type !== "application/json" && type !== "application/proto") return undefined;
@@ -81,7 +92,7 @@ export function connectUnaryPath(
     let body: Uint8Array;
     try {
       const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-      body = serialization.getO(binary).serialize(output);
+      body = serialize(binary, output);
     } catch (err) {
       const error =
         err instanceof ConnectError

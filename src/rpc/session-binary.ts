@@ -121,9 +121,7 @@ function snapshotQuestion(tag: number, q: SnapshotQuestion): void {
 
 function timestamp(tag: number, t: Timestamp): void {
   const at = w.open(tag);
-  // `!= 0` as protobuf-es tests an int64 for zero: a bigint, or a string with jstype.
-  // biome-ignore lint/suspicious/noDoubleEquals: 0n, "0" and 0 are all zero here.
-  if (t.seconds != 0) w.int64Field(8, t.seconds);
+  if (t.seconds !== 0n) w.int64Field(8, t.seconds);
   if (t.nanos !== 0) w.int32Field(16, t.nanos);
   w.unknownFields(t.$unknown);
   w.close(at);

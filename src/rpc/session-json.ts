@@ -117,13 +117,17 @@ function list<T>(items: T[], item: (value: T) => string): string {
   return `${out}]`;
 }
 
-// What JSON.stringify escapes: quote, backslash, control characters, surrogates (lone ones).
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are the point.
-const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
-
 function str(value: string): string {
-  // Pairs are not escaped but the test is cheaper than telling them from lone ones.
-  return ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
+  // What JSON.stringify escapes: quote, backslash, control characters and
+  // (lone) surrogates; pairs are not escaped, but they are rare enough here
+  // to leave to JSON.stringify.
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+      return JSON.stringify(value);
+    }
+  }
+  return `"${value}"`;
 }
 
 function int32(value: number): string {
@@ -149,8 +153,26 @@ function timestamp(t: Timestamp): string {
     else if (nanos.substring(6) === "000") z = `.${nanos.substring(0, 6)}Z`;
     else z = `.${nanos}Z`;
   }
-  return `"${new Date(ms).toISOString().replace(".000Z", z)}"`;
+  // protobuf-es: new Date(ms).toISOString().replace(".000Z", z), and ms is whole seconds.
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) {
+    cachedDay = day;
+    cachedDate = new Date(day * DAY_MS).toISOString().slice(0, 11);
+  }
+  const secs = (ms - day * DAY_MS) / 1000;
+  const h = Math.floor(secs / 3600);
+  const m = Math.floor((secs % 3600) / 60);
+  return `"${cachedDate}${two(h)}:${two(m)}:${two(secs % 60)}${z}"`;
 }
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+// Date.toISOString is about 0.7 µs: a page has 40 timestamps, mostly of one day.
+const DAY_MS = 86_400_000;
+let cachedDay = Number.NaN;
+let cachedDate = "";
 
 const MIN_MS = Date.parse("0001-01-01T00:00:00Z");
 const MAX_MS = Date.parse("9999-12-31T23:59:59Z");
