@@ -10,7 +10,6 @@ import {
   codeToHttpStatus,
   errorToJsonBytes,
   parseTimeout,
-  trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryPathOptions } from "./grpc-unary.js";
 import { binaryEncoderFor } from "./session-binary.js";
@@ -111,8 +110,11 @@ export function connectUnaryPath(
       body = await compression.response.compress(body);
       header.set("content-encoding", compression.response.name);
     }
-    const muxed = trailerMux(header, trailer);
-    muxed.set("content-length", String(body.byteLength));
-    return { status, header: muxed, body };
+    // trailerMux's result, written into `header` (the call is over) instead of a copy.
+    trailer.forEach((value, key) => {
+      header.append(`trailer-${key}`, value);
+    });
+    header.set("content-length", String(body.byteLength));
+    return { status, header, body };
   };
 }
