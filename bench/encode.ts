@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/encode.ts`: CPU per encode of the two hot responses (a page
+ * `npm run bench:encode`: CPU per encode of the two hot responses (a page
  * of 20 sessions, a resume with 5 answers and 10 questions) with protobuf-es
  * (`toBinary`; `toJsonString` + UTF-8, as Connect serializes) against the
  * hand-written encoders (src/rpc/session-binary.ts, session-json.ts). A few
