@@ -73,9 +73,13 @@ describe("DeadlineSweep", () => {
     expect(sweep.size).toBe(0);
   });
 
-  it("fails a call whose signal has already aborted", async () => {
+  it("fails a call whose signal has already aborted, and catches its work's later failure", async () => {
     const gone = new AbortController();
     gone.abort("before");
     await expect(sweep.race(never(), 1000, gone.signal, false)).rejects.toBe("aborted: before");
+    // Unhandled, this rejection would fail the run.
+    const work = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("late")), 1));
+    await expect(sweep.race(work, 1000, gone.signal, true)).rejects.toBe("aborted: before");
+    await vi.advanceTimersByTimeAsync(1);
   });
 });

@@ -43,6 +43,8 @@ export class DeadlineSweep {
     return new Promise<T>((resolve, reject) => {
       if (signal.aborted) {
         reject(this.#aborted(signal));
+        // The work still runs and may fail (with the same abort): nobody waits for it.
+        work.catch(() => {});
         return;
       }
       const entry: Pending = { at: Date.now() + timeoutMs, fail: reject, signal };
