@@ -44,8 +44,15 @@ export function connectUnaryPath(
   const binaryOut = binaryEncoderFor(spec.method.output);
   const jsonOut = jsonEncoderFor(spec.method.output);
   const serialize = (binary: boolean, output: Parameters<typeof toBinary>[1]): Uint8Array => {
-    if (binary && binaryOut) return binaryOut(output, 0);
-    if (!binary && jsonOut) return Buffer.from(jsonOut(output));
+    try {
+      if (binary && binaryOut) return binaryOut(output, 0);
+      if (!binary && jsonOut) return Buffer.from(jsonOut(output));
+    } catch (e) {
+      // As Connect's serializers report a message they cannot encode.
+      if (!binary) throw ConnectError.from(e, Code.Internal);
+      const m = e instanceof Error ? e.message : String(e);
+      throw new ConnectError(`serialize binary: ${m}`, Code.Internal);
+    }
     return serialization.getO(binary).serialize(output);
   };
   return async (call) => {
