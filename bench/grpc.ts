@@ -4,8 +4,9 @@
  * ListSessions (first page of 20 of a user's 50 sessions) and StartSession
  * (resume, 5 answers), at c=1, 16 and 64: req/s, p50/p99 and server CPU per
  * request from /proc, every target interleaved in each round (medians of
- * BENCH_ROUNDS), then an open loop for gRPC and the grpc-js baseline at the
- * same rate. See BENCHMARKS.md; results go to bench/results/grpc-<time>.md.
+ * BENCH_ROUNDS), then an open loop on every transport (gRPC and the grpc-js
+ * baseline at one rate) and the goal's ratios. See BENCHMARKS.md; results go
+ * to bench/results/grpc-<time>.md.
  */
 
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -238,7 +239,8 @@ async function main(): Promise<void> {
         }
       }
     }
-    // Open loop: gRPC and grpc-js at one rate, 70% of grpc-js's median c=16 rate; REST at its own.
+    // Open loop on every transport: gRPC and grpc-js at one rate, 70% of grpc-js's median
+    // c=16 rate (same work offered to both); REST and Connect each at 70% of their own.
     const list = scenarios[0] as Scenario;
     const c16 = (name: string) =>
       median(
@@ -247,10 +249,11 @@ async function main(): Promise<void> {
           .map((r) => r.rps),
       );
     const grpcRate = Math.round(0.7 * c16("grpc-js server, 1 conn"));
-    for (const name of ["gRPC, 1 conn", "grpc-js server, 1 conn", "REST (HTTP/1.1)"]) {
-      const t = targets.find((x) => x.name === name) as Target;
-      const rate = name.startsWith("REST") ? Math.round(0.7 * c16(name)) : grpcRate;
-      await measure(list, t, 16, 1, rate);
+    for (const t of targets) {
+      if (t.name.endsWith("c conns")) continue;
+      const ownRate = !t.name.includes("gRPC") && !t.name.includes("grpc-js");
+      const rate = ownRate ? Math.round(0.7 * c16(t.name)) : grpcRate;
+      if (Number.isFinite(rate) && rate > 0) await measure(list, t, 16, 1, rate);
     }
     writeResults(rows, scenarios, targets);
   } finally {
@@ -292,6 +295,7 @@ function writeResults(rows: Row[], scenarios: Scenario[], targets: Target[]): vo
       out.push("");
     }
   }
+  out.push(...goalTable(scenarios, med, fmt), "");
   out.push(
     "## Open loop (list)",
     "",
@@ -311,6 +315,38 @@ function writeResults(rows: Row[], scenarios: Scenario[], targets: Target[]): vo
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   writeFileSync(`bench/results/grpc-${stamp}.md`, text);
   writeFileSync(`bench/results/grpc-${stamp}.json`, `${JSON.stringify(rows, null, 1)}\n`);
+}
+
+/**
+ * Issue 14's goal, per scenario and concurrency: gRPC against the grpc-js
+ * server (req/s and CPU per call, same connections), Connect over HTTP/1.1
+ * against REST (req/s).
+ */
+function goalTable(
+  scenarios: Scenario[],
+  med: (s: string, t: string, c: number, k: "rps" | "cpuUs") => number,
+  fmt: (n: number, d?: number) => string,
+): string[] {
+  const out = [
+    "## Goal ratios (medians): ≥ 1.00 req/s and ≤ 1.00 CPU against grpc-js; ≥ 0.80 against REST",
+    "",
+    "| scenario | c | gRPC ÷ grpc-js req/s (1 conn / c conns) | gRPC ÷ grpc-js CPU (1 conn / c conns) | Connect JSON ÷ REST | Connect binary ÷ REST |",
+    "|---|---:|---:|---:|---:|---:|",
+  ];
+  for (const s of scenarios) {
+    for (const c of CONCURRENCIES) {
+      const ratio = (a: string, b: string, k: "rps" | "cpuUs") =>
+        fmt(med(s.name, a, c, k) / med(s.name, b, c, k), 2);
+      const both = (k: "rps" | "cpuUs") =>
+        c === 1
+          ? ratio("gRPC, 1 conn", "grpc-js server, 1 conn", k)
+          : `${ratio("gRPC, 1 conn", "grpc-js server, 1 conn", k)} / ${ratio("gRPC, c conns", "grpc-js server, c conns", k)}`;
+      out.push(
+        `| ${s.name} | ${c} | ${both("rps")} | ${both("cpuUs")} | ${ratio("Connect JSON (HTTP/1.1)", "REST (HTTP/1.1)", "rps")} | ${ratio("Connect binary (HTTP/1.1)", "REST (HTTP/1.1)", "rps")} |`,
+      );
+    }
+  }
+  return out;
 }
 
 await main();

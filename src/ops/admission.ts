@@ -1,24 +1,48 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errors } from "../domain/errors.js";
+import { LatencyLimit } from "./latency-limit.js";
 
-/** How many requests run at once and how many may wait for a slot. */
+/** How many requests run at once and how long the others may wait for a slot. */
 export interface AdmissionLimits {
   /** Requests doing work at once: the pool's size, so none waits inside the pool. */
   maxInFlight: number;
   /** Requests waiting for a slot; beyond, the next one is shed at once. */
   maxQueued: number;
-  /** Longest a request waits for a slot before it is shed. */
+  /**
+   * Longest a request waits for a slot while the queue drains now and then:
+   * room for a burst.
+   */
   maxWaitMs: number;
+  /**
+   * Longest a request waits once the queue has not been empty for
+   * `maxWaitMs` (a standing queue, i.e. sustained overload): waiting longer
+   * would only add latency to every admitted call, so the excess is shed.
+   */
+  overloadWaitMs: number;
+  /**
+   * Run fewer than `maxInFlight` at once while more would only make each
+   * call slower (latency-limit.ts). Off: always up to `maxInFlight`.
+   */
+  adaptive?: boolean;
 }
 
 /**
  * Admission limits for `maxInFlight` calls at once, by default the database
- * pool's size: as many calls run as there are connections (so none waits inside the pool, where
- * a cancelled call could not leave), twice as many may wait up to a
- * second, the rest are shed at once.
+ * pool's size: at most as many calls run as there are connections (so none
+ * waits inside the pool, where a cancelled call could not leave), fewer while
+ * more would only make each slower (latency-limit.ts), twice as many may
+ * wait: up to 100 ms for a burst, 5 ms under sustained overload (the
+ * "controlled delay" queue of Facebook's "Fail at scale"), the rest are shed
+ * at once.
  */
 export function admissionLimits(maxInFlight: number): AdmissionLimits {
-  return { maxInFlight, maxQueued: maxInFlight * 2, maxWaitMs: 1000 };
+  return {
+    maxInFlight,
+    maxQueued: maxInFlight * 2,
+    maxWaitMs: 100,
+    overloadWaitMs: 5,
+    adaptive: true,
+  };
 }
 
 /** Seconds a shed client is told to wait (REST `Retry-After`). */
@@ -33,6 +57,10 @@ export function overloaded(): ConnectError {
 export type Release = () => void;
 
 interface Waiter {
+  /** When it joined the queue (`now()`). */
+  since: number;
+  /** Its kind of call (`acquire`'s `kind`). */
+  kind: string;
   admit: (release: Release) => void;
   reject: (err: ConnectError) => void;
 }
@@ -40,17 +68,37 @@ interface Waiter {
 /**
  * Admission control: the one owner of "how much work is in flight". At most
  * `maxInFlight` requests run; up to `maxQueued` wait (first come, first
- * served) for at most `maxWaitMs`; any more are refused at once with
- * `unavailable` instead of queueing without bound, so callers already
- * admitted keep a bounded latency. A waiter whose signal aborts (client
+ * served) instead of queueing without bound, and any more are refused at once
+ * with `unavailable`, so that callers already admitted keep a bounded latency.
+ * How long a waiter may wait depends on the queue (controlled delay): while it
+ * empties now and then (a burst) up to `maxWaitMs`; once it has stayed
+ * non-empty for `maxWaitMs` (sustained overload) only `overloadWaitMs`, both
+ * for newcomers and for waiters already queued, which are shed when a slot
+ * frees if they have waited longer. A waiter whose signal aborts (client
  * gone, deadline passed) leaves the queue at once.
  */
 export class Admission {
   #running = 0;
   readonly #queue = new Set<Waiter>();
   #shed = 0;
+  /** When the queue was last seen empty. */
+  #lastEmpty: number;
+  /** The adaptive limit under `maxInFlight`, if `limits.adaptive`. */
+  readonly #load: LatencyLimit | undefined;
 
-  constructor(readonly limits: AdmissionLimits) {}
+  /** `now` is a monotonic clock in ms (tests pass their own). */
+  constructor(
+    readonly limits: AdmissionLimits,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.#lastEmpty = now();
+    this.#load = limits.adaptive ? new LatencyLimit(limits.maxInFlight, now()) : undefined;
+  }
+
+  /** Requests that may run at once now. */
+  get limit(): number {
+    return this.#load?.value ?? this.limits.maxInFlight;
+  }
 
   /** Requests running now. */
   get inFlight(): number {
@@ -68,16 +116,40 @@ export class Admission {
   }
 
   /**
+   * Refuses a request at once if it would be refused anyway (every slot
+   * busy, the queue full), counting it as shed: lets a transport answer
+   * before decoding anything. False: call `acquire` as usual.
+   */
+  shedIfFull(): boolean {
+    this.#load?.update(this.now());
+    if (this.#running < this.limit || this.#queue.size < this.limits.maxQueued) return false;
+    this.#load?.press();
+    this.#shed++;
+    return true;
+  }
+
+  /** How long a waiter may wait now: short once the queue has stood for `maxWaitMs`. */
+  #waitLimit(now: number): number {
+    if (this.#queue.size === 0) this.#lastEmpty = now;
+    const { maxWaitMs, overloadWaitMs } = this.limits;
+    return now - this.#lastEmpty > maxWaitMs ? overloadWaitMs : maxWaitMs;
+  }
+
+  /**
    * A slot for one request: at once if one is free, after a wait if the
    * queue has room, else rejects with `overloaded()`. Rejects with
    * `canceled` if `signal` aborts while waiting.
    */
-  acquire(signal?: AbortSignal): Promise<Release> {
+  acquire(signal?: AbortSignal, kind = ""): Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
-    if (this.#running < this.limits.maxInFlight && this.#queue.size === 0) {
+    const now = this.now();
+    this.#load?.update(now);
+    if (this.#running < this.limit && this.#queue.size === 0) {
       this.#running++;
-      return Promise.resolve(this.#releaser());
+      return Promise.resolve(this.#releaser(kind, now));
     }
+    this.#load?.press();
+    const waitMs = this.#waitLimit(now);
     if (this.#queue.size >= this.limits.maxQueued) {
       this.#shed++;
       return Promise.reject(overloaded());
@@ -93,6 +165,8 @@ export class Admission {
         reject(abortError(signal));
       };
       const waiter: Waiter = {
+        since: now,
+        kind,
         admit: (release) => {
           leave();
           resolve(release);
@@ -102,24 +176,39 @@ export class Admission {
           reject(err);
         },
       };
-      const timer = setTimeout(() => {
-        this.#shed++;
-        waiter.reject(overloaded());
-      }, this.limits.maxWaitMs);
+      const timer = setTimeout(() => this.#shedWaiter(waiter), waitMs);
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#queue.add(waiter);
     });
   }
 
-  #releaser(): Release {
+  #shedWaiter(waiter: Waiter): void {
+    this.#shed++;
+    waiter.reject(overloaded());
+  }
+
+  /** The release of a slot taken at `since` by a call of `kind`. */
+  #releaser(kind: string, since: number): Release {
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const next = this.#queue.values().next();
-      // The slot passes straight to the first waiter: the count stays the same.
-      if (!next.done) next.value.admit(this.#releaser());
-      else this.#running--;
+      this.#running--;
+      const now = this.now();
+      this.#load?.sample(kind, now - since);
+      this.#load?.update(now);
+      const waitLimit = this.#waitLimit(now);
+      for (const waiter of this.#queue) {
+        if (this.#running >= this.limit) return;
+        // Queued under a burst's limit but overload has set in since: it
+        // would run late, so it is shed and the slot goes to a newer one.
+        if (now - waiter.since > waitLimit) {
+          this.#shedWaiter(waiter);
+          continue;
+        }
+        this.#running++;
+        waiter.admit(this.#releaser(waiter.kind, now));
+      }
     };
   }
 }

@@ -68,7 +68,8 @@ export async function restRoutes(
     const left = new AbortController();
     const onClose = () => left.abort();
     reply.raw.once("close", onClose);
-    const release = await admission.acquire(left.signal);
+    const kind = `${request.method} ${request.routeOptions.url ?? ""}`;
+    const release = await admission.acquire(left.signal, kind);
     reply.raw.off("close", onClose);
     if (clientGone(request.raw)) {
       release();

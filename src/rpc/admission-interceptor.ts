@@ -24,7 +24,7 @@ export function admissionInterceptor(admission: Admission): Interceptor {
     const gone = () => req.signal.aborted || clientGone();
     // The signal says why (a deadline already passed, or the client left).
     if (gone()) throw abortError(req.signal);
-    const release = await admission.acquire(req.signal);
+    const release = await admission.acquire(req.signal, req.method.name);
     try {
       // It may have left while waiting for its slot.
       if (gone()) throw abortError(req.signal);

@@ -1,3 +1,4 @@
+import type { toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
@@ -9,9 +10,10 @@ import {
   codeToHttpStatus,
   errorToJsonBytes,
   parseTimeout,
-  trailerMux,
 } from "@connectrpc/connect/protocol-connect";
 import type { UnaryPathOptions } from "./grpc-unary.js";
+import { binaryEncoderFor } from "./session-binary.js";
+import { jsonEncoderFor } from "./session-json.js";
 import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
 
 /**
@@ -38,6 +40,21 @@ export function connectUnaryPath(
     undefined,
     validateReadWriteMaxBytes(options.readMaxBytes, undefined, options.compressMinBytes),
   );
+  // Our hot responses have hand-written encoders (the same bytes); others keep Connect's.
+  const binaryOut = binaryEncoderFor(spec.method.output);
+  const jsonOut = jsonEncoderFor(spec.method.output);
+  const serialize = (binary: boolean, output: Parameters<typeof toBinary>[1]): Uint8Array => {
+    try {
+      if (binary && binaryOut) return binaryOut(output, 0);
+      if (!binary && jsonOut) return Buffer.from(jsonOut(output));
+    } catch (e) {
+      // As Connect's serializers report a message they cannot encode.
+      if (!binary) throw ConnectError.from(e, Code.Internal);
+      const m = e instanceof Error ? e.message : String(e);
+      throw new ConnectError(`serialize binary: ${m}`, Code.Internal);
+    }
+    return serialization.getO(binary).serialize(output);
+  };
   return async (call) => {
     const type = call.header.get("content-type");
     if (type !== "application/json" && type !== "application/proto") return undefined;
@@ -81,7 +98,7 @@ export function connectUnaryPath(
     let body: Uint8Array;
     try {
       const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-      body = serialization.getO(binary).serialize(output);
+      body = serialize(binary, output);
     } catch (err) {
       const error =
         err instanceof ConnectError
@@ -100,8 +117,11 @@ export function connectUnaryPath(
       body = await compression.response.compress(body);
       header.set("content-encoding", compression.response.name);
     }
-    const muxed = trailerMux(header, trailer);
-    muxed.set("content-length", String(body.byteLength));
-    return { status, header: muxed, body };
+    // trailerMux's result, written into `header` (the call is over) instead of a copy.
+    trailer.forEach((value, key) => {
+      header.append(`trailer-${key}`, value);
+    });
+    header.set("content-length", String(body.byteLength));
+    return { status, header, body };
   };
 }

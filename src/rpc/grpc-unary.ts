@@ -6,6 +6,7 @@ import {
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { binaryEncoderFor } from "./session-binary.js";
 import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
 
 export interface UnaryPathOptions {
@@ -36,6 +37,15 @@ export function grpcUnaryPath(
   options: UnaryPathOptions,
 ): UnaryPath {
   const { method } = spec;
+  // Our hot responses have a hand-written encoder (same bytes, a tenth of the CPU).
+  const encode =
+    binaryEncoderFor(method.output) ??
+    ((message: Parameters<typeof toBinary>[1], reserve: number) => {
+      const bytes = toBinary(method.output, message);
+      const out = Buffer.allocUnsafe(bytes.length + reserve);
+      out.set(bytes, reserve);
+      return out;
+    });
   return async (call) => {
     const type = call.header.get("content-type");
     if (type !== "application/grpc" && type !== "application/grpc+proto") return undefined;
@@ -76,16 +86,17 @@ export function grpcUnaryPath(
     );
     try {
       const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-      let bytes = toBinary(method.output, output);
+      // The message is written after five free bytes: the envelope goes there.
+      let framed = encode(output, 5);
       let flag = 0;
-      if (compression.response && bytes.length >= options.compressMinBytes) {
-        bytes = await compression.response.compress(bytes);
+      if (compression.response && framed.length - 5 >= options.compressMinBytes) {
+        const bytes = await compression.response.compress(framed.subarray(5));
+        framed = Buffer.allocUnsafe(bytes.length + 5);
+        framed.set(bytes, 5);
         flag = 1;
       }
-      const framed = new Uint8Array(bytes.length + 5);
       framed[0] = flag;
-      new DataView(framed.buffer).setUint32(1, bytes.length);
-      framed.set(bytes, 5);
+      framed.writeUInt32BE(framed.length - 5, 1);
       return { status: 200, header, body: framed, trailer };
     } catch (err) {
       setTrailerStatus(

@@ -1,4 +1,9 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import {
+  constants,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Logger } from "pino";
@@ -6,10 +11,11 @@ import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
 import { clientGoneKey } from "./admission-interceptor.js";
+import { shedEarly } from "./early-shed.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
-import type { UnaryPath } from "./unary-call.js";
+import type { UnaryAnswer, UnaryPath } from "./unary-call.js";
 
 /** A response to write: Connect's, or the unary path's (one buffer). */
 interface Answer {
@@ -72,7 +78,9 @@ export function createH2StreamAdapter(
     if (handler === undefined || headers[":method"] !== "POST" || headers.origin !== undefined) {
       return false;
     }
-    serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options);
+    const shed = shedEarly(table.shedGuards.get(path), headers["content-type"]);
+    if (shed !== undefined) answerAtOnce(stream, headers, path, shed, options);
+    else serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options);
     return true;
   };
 }
@@ -166,6 +174,32 @@ function serve(
   });
 }
 
+/** Answers a call without reading it (a shed call): the same id, log line and metrics sample. */
+function answerAtOnce(
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  path: string,
+  answer: UnaryAnswer,
+  options: H2StreamAdapterOptions,
+): void {
+  const reqId = requestId({ headers });
+  stream.on("error", () => {});
+  // The unread request is drained: the stream closes (and frees its place
+  // among the connection's concurrent streams) once both sides have ended.
+  stream.resume();
+  void respond(stream, answer, reqId, true);
+  const transport = rpcTransport(headers["content-type"]);
+  recordCall(options.logger, options.metrics, {
+    reqId,
+    user: "",
+    transport,
+    procedure: path,
+    code: "unavailable",
+    status: answer.status,
+    ms: 0,
+  });
+}
+
 /** The request body, whole, up to `cap` bytes (the rest is read and dropped). */
 function readWhole(stream: ServerHttp2Stream, cap: number): Promise<Uint8Array> {
   return new Promise((resolve) => {
@@ -237,7 +271,18 @@ async function respond(
   const trailer = response.trailer;
   if (trailer !== undefined) {
     stream.once("wantTrailers", () => {
-      if (!stream.destroyed) stream.sendTrailers(nodeHeaders(trailer, {}));
+      if (stream.destroyed) return;
+      stream.sendTrailers(nodeHeaders(trailer, {}));
+      // The answer is complete but the client may still be sending (a
+      // reflection conversation ended by its lifetime): RST_STREAM NO_ERROR
+      // after the trailers tells it to stop (RFC 9113 8.1) and frees the
+      // stream's place among the connection's concurrent streams. On the next
+      // turn: closed at once, the stream would drop the trailers unsent.
+      if (!stream.readableEnded) {
+        setImmediate(() => {
+          if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
+        });
+      }
     });
   }
   const body = response.body;

@@ -6,9 +6,11 @@ import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId } from "../ops/request-log.js";
 import { clientGoneKey } from "./admission-interceptor.js";
+import { shedEarly } from "./early-shed.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
+import type { UnaryAnswer } from "./unary-call.js";
 
 export interface Http1RpcAdapterOptions {
   readMaxBytes: number;
@@ -47,6 +49,11 @@ export function createHttp1RpcAdapter(
     }
     const handler = table.handlers.get(url);
     if (handler === undefined) return false;
+    const shed = shedEarly(table.shedGuards.get(url), type);
+    if (shed !== undefined) {
+      answerAtOnce(req, res, url, shed, options);
+      return true;
+    }
 
     const began = performance.now();
     const reqId = requestId(req);
@@ -122,6 +129,30 @@ export function createHttp1RpcAdapter(
     });
     return true;
   };
+}
+
+/** Answers a call without reading it (a shed call): the same id, log line and metrics sample. */
+function answerAtOnce(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+  answer: UnaryAnswer,
+  options: Http1RpcAdapterOptions,
+): void {
+  const reqId = requestId(req);
+  // The unread body is drained so that the connection can carry the next request.
+  req.resume();
+  res.writeHead(answer.status, { "x-request-id": reqId, ...Object.fromEntries(answer.header) });
+  res.end(answer.body);
+  recordCall(options.logger, options.metrics, {
+    reqId,
+    user: "",
+    transport: "connect",
+    procedure: url,
+    code: "unavailable",
+    status: answer.status,
+    ms: 0,
+  });
 }
 
 function readWhole(req: IncomingMessage, cap: number): Promise<Uint8Array> {

@@ -1,4 +1,3 @@
-import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
@@ -11,6 +10,7 @@ import { deadlineInterceptor } from "./deadline-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
 import { practiceSessionService } from "./practice-session-service.js";
 import { quizService } from "./quiz-service.js";
+import type { RpcRoutes } from "./rpc-routes.js";
 
 export interface PracticeRpcOptions {
   sessions: PracticeSessions;
@@ -29,10 +29,8 @@ export interface PracticeRpcOptions {
  * server.ts registers on Fastify, and what tests run in process through
  * `createRouterTransport` (the same routes, no socket).
  */
-export function practiceRpc(options: PracticeRpcOptions): {
-  routes: (router: ConnectRouter) => void;
-  interceptors: Interceptor[];
-} {
+export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
+  const { admission, onFailure } = options;
   return {
     routes: (router) => {
       router.service(PracticeSessionService, practiceSessionService(options.sessions));
@@ -46,5 +44,6 @@ export function practiceRpc(options: PracticeRpcOptions): {
       ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),
     ],
+    ...(admission ? { shedGuard: { admission, ...(onFailure ? { onFailure } : {}) } } : {}),
   };
 }

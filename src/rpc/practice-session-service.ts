@@ -25,7 +25,9 @@ export function practiceSessionService(
         limit: req.limit === 0 ? undefined : req.limit,
         cursor: req.cursor,
       });
+      // Whole messages (with $typeName), so Connect has no `create` to run on them.
       return {
+        $typeName: "practice.v1.ListSessionsResponse",
         sessions: page.sessions.map((s) => sessionToProto(s)),
         nextCursor: page.nextCursor ?? "",
         hasMore: page.hasMore,
@@ -35,6 +37,7 @@ export function practiceSessionService(
     async startSession(req, ctx) {
       const { session, created, questions } = await sessions.startSession(userId(ctx), req.quizId);
       return {
+        $typeName: "practice.v1.StartSessionResponse",
         session: sessionToProto(session, session.answers),
         created,
         questions: questions.map(snapshotQuestionToProto),
@@ -44,6 +47,7 @@ export function practiceSessionService(
     async getSession(req, ctx) {
       const { session, questions } = await sessions.getSession(userId(ctx), req.sessionId);
       return {
+        $typeName: "practice.v1.GetSessionResponse",
         session: sessionToProto(session, session.answers),
         questions: questions.map(snapshotQuestionToProto),
       };
@@ -55,12 +59,19 @@ export function practiceSessionService(
         questionId: req.questionId,
         userAnswer: req.userAnswer,
       });
-      return { answer: answerToProto(answer), session: sessionToProto(session) };
+      return {
+        $typeName: "practice.v1.SubmitAnswerResponse",
+        answer: answerToProto(answer),
+        session: sessionToProto(session),
+      };
     },
 
     async completeSession(req, ctx) {
       const session = await sessions.completeSession(userId(ctx), req.sessionId);
-      return { session: sessionToProto(session, session.answers) };
+      return {
+        $typeName: "practice.v1.CompleteSessionResponse",
+        session: sessionToProto(session, session.answers),
+      };
     },
   };
 }

@@ -9,6 +9,7 @@ import {
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { connectUnaryPath } from "./connect-unary.js";
+import type { ShedGuard } from "./early-shed.js";
 import { grpcUnaryPath } from "./grpc-unary.js";
 import type { UnaryPath } from "./unary-call.js";
 
@@ -16,6 +17,8 @@ import type { UnaryPath } from "./unary-call.js";
 export interface RpcRoutes {
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
+  /** Admission control of the group's unary calls, for the adapters to shed before decoding. */
+  shedGuard?: ShedGuard;
 }
 
 export interface RpcTable {
@@ -23,6 +26,8 @@ export interface RpcTable {
   handlers: Map<string, UniversalHandler>;
   /** The short path per unary procedure path: unary gRPC and Connect POSTs. */
   unary: Map<string, UnaryPath>;
+  /** The shed guard per unary procedure path under admission control (early-shed.ts). */
+  shedGuards: Map<string, ShedGuard>;
 }
 
 /**
@@ -35,7 +40,7 @@ export function buildRpcTable(
   groups: RpcRoutes[],
   options: { readMaxBytes: number; compressMinBytes: number },
 ): RpcTable {
-  const table: RpcTable = { handlers: new Map(), unary: new Map() };
+  const table: RpcTable = { handlers: new Map(), unary: new Map(), shedGuards: new Map() };
   const acceptCompression = [compressionGzip, compressionBrotli];
   for (const group of groups) {
     const router = createConnectRouter({
@@ -48,11 +53,13 @@ export function buildRpcTable(
       const pathOptions = { ...options, acceptCompression };
       const grpc = grpcUnaryPath(spec, group.interceptors, pathOptions);
       const connect = connectUnaryPath(spec, group.interceptors, pathOptions);
-      table.unary.set(`/${spec.method.parent.typeName}/${spec.method.name}`, (call) =>
+      const path = `/${spec.method.parent.typeName}/${spec.method.name}`;
+      table.unary.set(path, (call) =>
         call.header.get("content-type")?.startsWith("application/grpc")
           ? grpc(call)
           : connect(call),
       );
+      if (group.shedGuard) table.shedGuards.set(path, group.shedGuard);
     };
     const noting: ConnectRouter = {
       get handlers() {

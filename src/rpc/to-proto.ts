@@ -1,12 +1,8 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import {
-  type Answer as AnswerMessage,
-  AnswerSchema,
-  type PracticeSession,
-  PracticeSessionSchema,
-  type SnapshotQuestion as SnapshotQuestionMessage,
-  SnapshotQuestionSchema,
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type {
+  Answer as AnswerMessage,
+  PracticeSession,
+  SnapshotQuestion as SnapshotQuestionMessage,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import type {
   Answer,
@@ -15,39 +11,59 @@ import type {
   SnapshotQuestion,
 } from "../domain/session.js";
 
+// Messages are written as literals, not with protobuf-es's `create`: `create`
+// walks the schema twice per message (zero fields, then the init object), and
+// a page of 20 sessions has 60 messages in it. A literal with `$typeName` and
+// every field is what `create` returns for a proto3 message (to-proto.test.ts
+// compares the two).
+
 /** A session as a protobuf message; `answers` empty for summaries. */
 export function sessionToProto(
   session: SessionSummary & SessionProgress,
   answers: Answer[] = [],
 ): PracticeSession {
-  return create(PracticeSessionSchema, {
+  return {
+    $typeName: "practice.v1.PracticeSession",
     id: session.id,
     quizId: session.quizId,
-    startedAt: timestampFromDate(session.startedAt),
-    completedAt: session.completedAt ? timestampFromDate(session.completedAt) : undefined,
+    startedAt: timestamp(session.startedAt),
+    completedAt: session.completedAt ? timestamp(session.completedAt) : undefined,
     totalQuestions: session.totalQuestions,
     correctAnswers: session.correctAnswers,
     scorePercentage: session.scorePercentage ?? undefined,
     answers: answers.map(answerToProto),
     answeredQuestions: session.answeredQuestions,
-    expiresAt: session.expiresAt ? timestampFromDate(session.expiresAt) : undefined,
-  });
+    expiresAt: session.expiresAt ? timestamp(session.expiresAt) : undefined,
+  };
 }
 
 /** A snapshot entry; `correctAnswer` is set only in a completed session's review. */
 export function snapshotQuestionToProto(q: SnapshotQuestion): SnapshotQuestionMessage {
-  return create(SnapshotQuestionSchema, {
+  return {
+    $typeName: "practice.v1.SnapshotQuestion",
     position: q.position,
     questionId: q.questionId ?? undefined,
     correctAnswer: q.correctAnswer ?? undefined,
-  });
+  };
 }
 
 export function answerToProto(answer: Answer): AnswerMessage {
-  return create(AnswerSchema, {
+  return {
+    $typeName: "practice.v1.Answer",
     questionId: answer.questionId ?? undefined,
     userAnswer: answer.userAnswer ?? undefined,
     isCorrect: answer.isCorrect ?? undefined,
-    answeredAt: timestampFromDate(answer.answeredAt),
-  });
+    answeredAt: timestamp(answer.answeredAt),
+  };
+}
+
+/** protobuf-es's `timestampFromDate`, without `create`. */
+function timestamp(date: Date): Timestamp {
+  const ms = date.getTime();
+  const seconds = Math.floor(ms / 1000);
+  return {
+    $typeName: "google.protobuf.Timestamp",
+    seconds: BigInt(seconds),
+    nanos: (ms - seconds * 1000) * 1000000,
+  };
 }

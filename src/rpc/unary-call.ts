@@ -5,6 +5,7 @@ import {
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
+import { abortMeansGoneKey } from "./deadline-interceptor.js";
 
 /** A unary RPC as the short paths see it: the whole request in hand. */
 export interface UnaryCall {
@@ -45,6 +46,8 @@ export function unaryContext(
   responseTrailer: Headers,
 ): { context: HandlerContext; cleanup: () => void } {
   const { signal, cleanup } = deadlineSignal(call.signal, timeoutMs);
+  // Without a client deadline the signal only tells that the client left.
+  call.contextValues.set(abortMeansGoneKey, timeoutMs === undefined);
   const deadline = timeoutMs === undefined ? 0 : Date.now() + timeoutMs;
   const context: HandlerContext = {
     method: spec.method,

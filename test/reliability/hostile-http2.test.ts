@@ -2,6 +2,7 @@ import { constants as h2 } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { StartSessionRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { admissionLimits } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -16,6 +17,8 @@ import {
 } from "../support/h2-raw.js";
 import { reportFigures } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";
+
+const REFLECTION_PATH = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
 
 /**
  * HTTP/2 abuse from one client, over real node:http2 connections: many
@@ -95,6 +98,40 @@ describe("long-lived streams, with small caps", () => {
     } finally {
       a.destroy();
       b.destroy();
+    }
+  });
+
+  it("ends a reflection conversation the client keeps open when its lifetime is over", async () => {
+    const session = await h2Connect(small.baseUrl);
+    try {
+      const request = toBinary(
+        ServerReflectionRequestSchema,
+        create(ServerReflectionRequestSchema, {
+          messageRequest: { case: "listServices", value: "" },
+        }),
+      );
+      const stream = session.request({
+        ":method": "POST",
+        ":path": REFLECTION_PATH,
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      stream.on("error", () => {});
+      // One request, and the request side left open: the client could ask more at any time.
+      stream.write(grpcFrame(request));
+      const outcome = firstOutcome(stream);
+      const end = endStatus(stream);
+      expect(await outcome).toEqual({ live: true });
+      const t0 = performance.now();
+      expect(await end).toBe(0);
+      reportFigures("reflection stream lifetime", { endedAfterMs: performance.now() - t0 });
+      // Its slot is free again: 4 Watch streams fit on the connection.
+      const watches = Array.from({ length: 4 }, () =>
+        firstOutcome(grpcRequest(session, WATCH_PATH, EMPTY_MESSAGE)),
+      );
+      expect((await Promise.all(watches)).every((o) => o.live)).toBe(true);
+    } finally {
+      session.destroy();
     }
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admission } from "../../src/ops/admission.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { endStatus, grpcFrame, grpcRequest, h2Connect } from "../support/h2-raw.js";
 import { reportFigures, tally } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -27,13 +28,26 @@ const failureLines = (lines: string[]) =>
     .map((l) => JSON.parse(l) as { msg: string; level: number })
     .filter((l) => l.msg !== "request");
 
+const LIST_PATH = "/practice.v1.PracticeSessionService/ListSessions";
+
+/** The access log lines (one per request) of RPCs. */
+const requestLines = (lines: string[]) =>
+  lines
+    .map((l) => JSON.parse(l) as { msg: string; procedure?: string; code?: string })
+    .filter((l) => l.msg === "request" && l.procedure === LIST_PATH);
+
 async function until(done: () => boolean, ms = 3000) {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }
 
 describe("admission control", () => {
-  const admission = new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 5000 });
+  const admission = new Admission({
+    maxInFlight: 1,
+    maxQueued: 1,
+    maxWaitMs: 5000,
+    overloadWaitMs: 5000,
+  });
   let svc: TestService;
   let lines: string[];
   let quiz: QuizFixture;
@@ -101,6 +115,67 @@ describe("admission control", () => {
     expect(failures.length).toBeLessThanOrEqual(10 + Math.ceil(10 * seconds));
     expect(failures.every((l) => l.level === 40)).toBe(true);
     expect(lines.some((l) => l.includes('"stack"'))).toBe(false);
+  });
+});
+
+describe("refusing before reading", () => {
+  const admission = new Admission({
+    maxInFlight: 1,
+    maxQueued: 1,
+    maxWaitMs: 5000,
+    overloadWaitMs: 5000,
+  });
+  let svc: TestService;
+  let lines: string[];
+
+  beforeAll(async () => {
+    ({ svc, lines } = await loggedService({ admission }));
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("refuses a gRPC or Connect call before decoding it when no slot or queue place is left", async () => {
+    const busy = await admission.acquire();
+    const waiting = new AbortController();
+    const queued = admission.acquire(waiting.signal).catch(() => "left");
+    const shedBefore = admission.shed;
+    // Not a protobuf message, and no token: decoded, either would be refused for that.
+    const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      const status = await endStatus(grpcRequest(session, LIST_PATH, garbage));
+      const connect = await fetch(`${svc.baseUrl}${LIST_PATH}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "not json",
+      });
+      expect(status).toBe(Code.Unavailable);
+      expect([connect.status, await connect.json()]).toEqual([
+        503,
+        { code: "unavailable", message: "server overloaded, try again" },
+      ]);
+      expect(admission.shed - shedBefore).toBe(2);
+      // Each still has its request log line.
+      await until(() => requestLines(lines).length >= 2);
+      expect(requestLines(lines).map((l) => [l.procedure, l.code])).toEqual([
+        [LIST_PATH, "unavailable"],
+        [LIST_PATH, "unavailable"],
+      ]);
+    } finally {
+      session.destroy();
+      waiting.abort();
+      await queued;
+      busy();
+    }
+    // With a slot free, the same garbage is read and refused for what it is.
+    const session2 = await h2Connect(svc.baseUrl);
+    try {
+      const status = await endStatus(grpcRequest(session2, LIST_PATH, garbage));
+      expect(status).not.toBe(Code.Unavailable);
+    } finally {
+      session2.destroy();
+    }
   });
 });
 

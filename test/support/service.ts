@@ -57,7 +57,12 @@ export interface TestService {
  * Admission limits that admit every caller of the race and fault suites (up
  * to 1,000 at once): admission control has tests of its own.
  */
-export const RACE_ADMISSION = { maxInFlight: 10, maxQueued: 1000, maxWaitMs: 30_000 };
+export const RACE_ADMISSION = {
+  maxInFlight: 10,
+  maxQueued: 1000,
+  maxWaitMs: 30_000,
+  overloadWaitMs: 30_000,
+};
 
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */

@@ -1,0 +1,154 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { Admission, admissionLimits, type Release } from "./admission.js";
+
+/** An Admission on a clock the test moves; its real timers are far off. */
+function admissionAt(limits = { maxInFlight: 1, maxQueued: 3, maxWaitMs: 100, overloadWaitMs: 5 }) {
+  const clock = { now: 0 };
+  return { admission: new Admission(limits, () => clock.now), clock };
+}
+
+/** What a pending acquire became: "admitted", the error code's name, or "waiting". */
+function track(p: Promise<Release>) {
+  const state: { is: string; release?: Release } = { is: "waiting" };
+  p.then(
+    (release) => {
+      state.is = "admitted";
+      state.release = release;
+    },
+    (err) => {
+      state.is = Code[ConnectError.from(err).code] ?? "error";
+    },
+  );
+  return state;
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe("Admission", () => {
+  it("runs maxInFlight at once, queues maxQueued, sheds the rest at once", async () => {
+    const { admission } = admissionAt();
+    const first = track(admission.acquire());
+    const queued = [1, 2, 3].map(() => track(admission.acquire()));
+    const over = track(admission.acquire());
+    await settle();
+    expect([first.is, ...queued.map((q) => q.is), over.is]).toEqual([
+      "admitted",
+      "waiting",
+      "waiting",
+      "waiting",
+      "Unavailable",
+    ]);
+    expect(admission.shed).toBe(1);
+    first.release?.();
+    await settle();
+    expect(queued.map((q) => q.is)).toEqual(["admitted", "waiting", "waiting"]);
+    expect(admission.inFlight).toBe(1);
+  });
+
+  it("lets a burst wait up to maxWaitMs while the queue drains now and then", async () => {
+    const { admission, clock } = admissionAt();
+    const first = track(admission.acquire());
+    const second = track(admission.acquire());
+    clock.now = 60; // longer than overloadWaitMs, within maxWaitMs
+    await settle();
+    first.release?.();
+    await settle();
+    expect(second.is).toBe("admitted");
+  });
+
+  it("sheds waiters older than overloadWaitMs once the queue has stood for maxWaitMs", async () => {
+    const { admission, clock } = admissionAt();
+    const running = track(admission.acquire());
+    const old = track(admission.acquire()); // queued at 0, under the burst limit
+    clock.now = 150; // the queue has not been empty since 0: overload
+    const fresh = track(admission.acquire());
+    clock.now = 152;
+    await settle();
+    running.release?.();
+    await settle();
+    // The old waiter would run 152 ms late: shed; the slot goes to the fresh one.
+    expect([old.is, fresh.is]).toEqual(["Unavailable", "admitted"]);
+    expect(admission.shed).toBe(1);
+    expect(admission.queued).toBe(0);
+  });
+
+  it("sheds a waiter after overloadWaitMs (real time) under a standing queue", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 3,
+      maxWaitMs: 100,
+      overloadWaitMs: 20,
+    });
+    track(admission.acquire());
+    track(admission.acquire());
+    clock.now = 150;
+    const late = track(admission.acquire());
+    await new Promise((r) => setTimeout(r, 60));
+    expect(late.is).toBe("Unavailable");
+  });
+
+  it("frees the place of a waiter whose caller leaves", async () => {
+    const { admission } = admissionAt();
+    const running = track(admission.acquire());
+    const leaving = new AbortController();
+    const waiter = track(admission.acquire(leaving.signal));
+    leaving.abort();
+    await settle();
+    expect([waiter.is, admission.queued]).toEqual(["Canceled", 0]);
+    running.release?.();
+    expect(admission.inFlight).toBe(0);
+  });
+
+  it("sizes the queue to twice the slots, a burst to 100 ms, overload to 5 ms, adaptive", () => {
+    expect(admissionLimits(10)).toEqual({
+      maxInFlight: 10,
+      maxQueued: 20,
+      maxWaitMs: 100,
+      overloadWaitMs: 5,
+      adaptive: true,
+    });
+  });
+
+  it("runs fewer at once while calls take over twice their fastest time, more again once they don't", async () => {
+    const clock = { now: 0 };
+    const admission = new Admission(
+      { ...admissionLimits(10), maxQueued: 100, maxWaitMs: 10_000 },
+      () => clock.now,
+    );
+    /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
+    const calls = async (n: number, kind: string, ms: number) => {
+      for (let i = 0; i < n; i++) {
+        const release = await admission.acquire(undefined, kind);
+        clock.now += ms;
+        release();
+      }
+    };
+    // Each window: its calls, then 100 ms on; the next acquire re-evaluates the limit.
+    // Fast lists, and starts that take 10x as long but always did: no slowdown.
+    await calls(5, "list", 1);
+    await calls(5, "start", 10);
+    clock.now += 100;
+    await calls(5, "start", 10);
+    clock.now += 100;
+    await calls(1, "start", 10);
+    expect(admission.limit).toBe(10);
+    // Lists now take 3x their fastest: 10 -> 9 -> 8 over two windows.
+    await calls(5, "list", 3);
+    clock.now += 100;
+    await calls(5, "list", 3);
+    clock.now += 100;
+    await calls(1, "list", 3);
+    expect(admission.limit).toBe(8);
+    // Back to fast, with the limit in the way (8 running, one waits): one more per window.
+    const held = await Promise.all(Array.from({ length: 8 }, () => admission.acquire()));
+    const waiting = track(admission.acquire());
+    for (const release of held) release();
+    await settle();
+    expect(waiting.is).toBe("admitted");
+    waiting.release?.();
+    clock.now += 100;
+    await calls(1, "list", 1);
+    expect(admission.limit).toBe(9);
+  });
+});
