@@ -1,9 +1,4 @@
-import {
-  constants,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  type ServerHttp2Stream,
-} from "node:http2";
+import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Logger } from "pino";
@@ -12,18 +7,11 @@ import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
 import { clientGoneKey } from "./admission-interceptor.js";
 import { shedEarly } from "./early-shed.js";
+import { respond } from "./h2-respond.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
 import type { UnaryAnswer, UnaryPath } from "./unary-call.js";
-
-/** A response to write: Connect's, or the unary path's (one buffer). */
-interface Answer {
-  status: number;
-  header?: Headers;
-  body?: AsyncIterable<Uint8Array> | Uint8Array;
-  trailer?: Headers;
-}
 
 export interface H2StreamAdapterOptions {
   readMaxBytes: number;
@@ -245,99 +233,4 @@ function webHeaders(headers: IncomingHttpHeaders): Headers {
     else if (Array.isArray(value)) for (const v of value) out.append(key, v);
   }
   return out;
-}
-
-function nodeHeaders(headers: Headers | undefined, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
-  headers?.forEach((value, key) => {
-    into[key] = value;
-  });
-  return into;
-}
-
-/**
- * Writes Connect's response: headers once the first body chunk exists (so
- * the implementation could still set some), each chunk as it comes (health
- * Watch streams), then the trailers, read only once the body is done (gRPC's
- * status is set at its end).
- */
-async function respond(
-  stream: ServerHttp2Stream,
-  response: Answer,
-  reqId: string,
-  single: boolean,
-): Promise<void> {
-  const head = () =>
-    nodeHeaders(response.header, { ":status": response.status, "x-request-id": reqId });
-  const trailer = response.trailer;
-  if (trailer !== undefined) {
-    stream.once("wantTrailers", () => {
-      if (stream.destroyed) return;
-      stream.sendTrailers(nodeHeaders(trailer, {}));
-      // The answer is complete but the client may still be sending (a
-      // reflection conversation ended by its lifetime): RST_STREAM NO_ERROR
-      // after the trailers tells it to stop (RFC 9113 8.1) and frees the
-      // stream's place among the connection's concurrent streams. On the next
-      // turn: closed at once, the stream would drop the trailers unsent.
-      if (!stream.readableEnded) {
-        setImmediate(() => {
-          if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
-        });
-      }
-    });
-  }
-  const body = response.body;
-  if (body === undefined) {
-    if (stream.destroyed) return;
-    if (trailer === undefined) {
-      stream.respond(head(), { endStream: true });
-      return;
-    }
-    stream.respond(head(), { waitForTrailers: true });
-    stream.end();
-    return;
-  }
-  if (body instanceof Uint8Array) {
-    if (stream.destroyed) return;
-    stream.respond(head(), { waitForTrailers: trailer !== undefined });
-    stream.end(body);
-    return;
-  }
-  const it = body[Symbol.asyncIterator]();
-  try {
-    let chunk = await it.next();
-    if (stream.destroyed) return;
-    stream.respond(head(), { waitForTrailers: trailer !== undefined });
-    if (single && chunk.done !== true) {
-      // One response message: Connect joins it into one chunk. Wait for the
-      // end of the body (the status is set then) and write both at once.
-      const only = chunk.value;
-      chunk = await it.next();
-      if (chunk.done === true) {
-        stream.end(only);
-        return;
-      }
-      if (!stream.write(only)) await drained(stream);
-    }
-    // Streams: each message as it comes (the next may wait for the client).
-    while (chunk.done !== true) {
-      if (!stream.write(chunk.value)) await drained(stream);
-      if (stream.destroyed) return;
-      chunk = await it.next();
-    }
-    stream.end();
-  } finally {
-    await it.return?.();
-  }
-}
-
-function drained(stream: ServerHttp2Stream): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off("drain", done);
-      stream.off("close", done);
-      resolve();
-    };
-    stream.once("drain", done);
-    stream.once("close", done);
-  });
 }
