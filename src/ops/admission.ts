@@ -35,13 +35,13 @@ export interface AdmissionLimits {
  * "controlled delay" queue of Facebook's "Fail at scale"), the rest are shed
  * at once.
  */
-export function admissionLimits(maxInFlight: number): AdmissionLimits {
+export function admissionLimits(maxInFlight: number, adaptive = true): AdmissionLimits {
   return {
     maxInFlight,
     maxQueued: maxInFlight * 2,
     maxWaitMs: 100,
     overloadWaitMs: 5,
-    adaptive: true,
+    adaptive,
   };
 }
 
