@@ -133,6 +133,7 @@ async function service(name: string, dir: string, dbUrl: string): Promise<Child>
     // default (the pool's size) admission sheds most calls at c=64, and the grpc-js target
     // has no admission control to match.
     MAX_IN_FLIGHT: "100000",
+    ADAPTIVE_ADMISSION: "false",
     NODE_ENV: "production",
   });
 }

@@ -27,6 +27,18 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ MIGRATE_ON_START: "no" })).toThrow(/MIGRATE_ON_START/);
   });
 
+  it("reads MAX_IN_FLIGHT (the pool's size by default) and ADAPTIVE_ADMISSION (true)", () => {
+    expect(loadConfig({ DB_POOL_SIZE: "7" })).toMatchObject({
+      maxInFlight: 7,
+      adaptiveAdmission: true,
+    });
+    expect(loadConfig({ MAX_IN_FLIGHT: "3", ADAPTIVE_ADMISSION: "false" })).toMatchObject({
+      maxInFlight: 3,
+      adaptiveAdmission: false,
+    });
+    expect(() => loadConfig({ ADAPTIVE_ADMISSION: "off" })).toThrow(/ADAPTIVE_ADMISSION/);
+  });
+
   it("takes DATABASE_READ_URL only as a mysql:// URL beside a mysql:// DATABASE_URL", () => {
     const primary = "mysql://app@db:3306/practice";
     const replica = "mysql://reader@replica:3306/practice";

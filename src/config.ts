@@ -35,10 +35,12 @@ export interface Config {
   /** Connections in the MySQL pool. */
   dbPoolSize: number;
   /**
-   * Admission control: API calls doing work at once (default: the pool's
-   * size); twice as many may wait a second, the rest are shed (503).
+   * Admission control: the most API calls doing work at once (default: the
+   * pool's size); twice as many may wait briefly, the rest are shed (503).
    */
   maxInFlight: number;
+  /** Whether fewer than `maxInFlight` run while more would only make each slower. */
+  adaptiveAdmission: boolean;
   /** How long to wait for a new database connection before answering `unavailable`. */
   dbConnectTimeoutMs: number;
   jwt: JwtConfig;
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
     dbPoolSize,
     maxInFlight: integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000),
+    adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", true),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     jwt,
     production,

@@ -100,7 +100,7 @@ async function main() {
   const metrics = new Metrics(database.pool);
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
   const app = await buildServer({
-    admission: new Admission(admissionLimits(config.maxInFlight)),
+    admission: new Admission(admissionLimits(config.maxInFlight, config.adaptiveAdmission)),
     db: database.db,
     pool: database.pool,
     metrics,

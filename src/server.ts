@@ -151,7 +151,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   // Not adaptive by default: tests that are not about admission control must
   // not depend on how fast the box is (main.ts passes the adaptive one).
-  const admission = deps.admission ?? new Admission({ ...admissionLimits(10), adaptive: false });
+  const admission = deps.admission ?? new Admission(admissionLimits(10, false));
   const logFailure = failureLog();
   const services: DescService[] = [
     PracticeSessionService,

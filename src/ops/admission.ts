@@ -35,13 +35,13 @@ export interface AdmissionLimits {
  * "controlled delay" queue of Facebook's "Fail at scale"), the rest are shed
  * at once.
  */
-export function admissionLimits(maxInFlight: number): AdmissionLimits {
+export function admissionLimits(maxInFlight: number, adaptive = true): AdmissionLimits {
   return {
     maxInFlight,
     maxQueued: maxInFlight * 2,
     maxWaitMs: 100,
     overloadWaitMs: 5,
-    adaptive: true,
+    adaptive,
   };
 }
 
@@ -53,8 +53,13 @@ export function overloaded(): ConnectError {
   return new ConnectError("server overloaded, try again", Code.Unavailable);
 }
 
-/** What `acquire` hands back: call once when the request's work is done. */
-export type Release = () => void;
+/**
+ * What `acquire` hands back: call once when the request's work is done, with
+ * `succeeded` false when it failed: a failure may be quick for reasons of its
+ * own (a bad token, a missing quiz), so its time says nothing about load and
+ * is left out of the adaptive limit's samples.
+ */
+export type Release = (succeeded?: boolean) => void;
 
 interface Waiter {
   /** When it joined the queue (`now()`). */
@@ -190,12 +195,12 @@ export class Admission {
   /** The release of a slot taken at `since` by a call of `kind`. */
   #releaser(kind: string, since: number): Release {
     let released = false;
-    return () => {
+    return (succeeded = true) => {
       if (released) return;
       released = true;
       this.#running--;
       const now = this.now();
-      this.#load?.sample(kind, now - since);
+      if (succeeded) this.#load?.sample(kind, now - since);
       this.#load?.update(now);
       const waitLimit = this.#waitLimit(now);
       for (const waiter of this.#queue) {

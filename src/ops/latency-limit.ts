@@ -57,7 +57,8 @@ export class LatencyLimit {
   /** A call of kind `key` took `ms` from admission to release. */
   sample(key: string, ms: number): void {
     let fastest = this.#fastest.get(key);
-    if (fastest === undefined) {
+    // New, or unseen for two periods: this call sets its kind's fastest time.
+    if (fastest === undefined || fastest.previous === Number.POSITIVE_INFINITY) {
       fastest = { current: ms, previous: ms };
       this.#fastest.set(key, fastest);
     }

@@ -72,10 +72,10 @@ export async function restRoutes(
     const release = await admission.acquire(left.signal, kind);
     reply.raw.off("close", onClose);
     if (clientGone(request.raw)) {
-      release();
+      release(false);
       throw errors.canceled();
     }
-    reply.raw.once("close", release);
+    reply.raw.once("close", () => release(reply.statusCode < 400));
   });
   app.addHook("onRequest", async (request) => {
     const userId = await authenticator.authenticate(request.headers.authorization);

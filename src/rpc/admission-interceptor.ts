@@ -25,12 +25,15 @@ export function admissionInterceptor(admission: Admission): Interceptor {
     // The signal says why (a deadline already passed, or the client left).
     if (gone()) throw abortError(req.signal);
     const release = await admission.acquire(req.signal, req.method.name);
+    let succeeded = false;
     try {
       // It may have left while waiting for its slot.
       if (gone()) throw abortError(req.signal);
-      return await next(req);
+      const res = await next(req);
+      succeeded = true;
+      return res;
     } finally {
-      release();
+      release(succeeded);
     }
   };
 }
