@@ -88,7 +88,9 @@ export function servePort(app: App, tls: boolean): OnePortServer {
       for (const session of sessions) session.close();
       h1.closeIdleConnections();
       // Keep-alive connections that finish a request later get closed too.
-      h1.on("request", (_req, res) => res.setHeader("connection", "close"));
+      // First among the listeners: a handler may answer at once (a shed call),
+      // and a header set after that throws ERR_HTTP_HEADERS_SENT.
+      h1.prependListener("request", (_req, res) => res.setHeader("connection", "close"));
       const drained = waitUntil(() => sockets.size === 0, timeoutMs);
       const idleSweep = setInterval(() => h1.closeIdleConnections(), 100);
       await drained;
