@@ -27,14 +27,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ MIGRATE_ON_START: "no" })).toThrow(/MIGRATE_ON_START/);
   });
 
-  it("reads MAX_IN_FLIGHT (the pool's size by default) and ADAPTIVE_ADMISSION (true)", () => {
+  it("reads MAX_IN_FLIGHT (the pool's size by default) and ADAPTIVE_ADMISSION (false)", () => {
     expect(loadConfig({ DB_POOL_SIZE: "7" })).toMatchObject({
       maxInFlight: 7,
-      adaptiveAdmission: true,
-    });
-    expect(loadConfig({ MAX_IN_FLIGHT: "3", ADAPTIVE_ADMISSION: "false" })).toMatchObject({
-      maxInFlight: 3,
       adaptiveAdmission: false,
+    });
+    expect(loadConfig({ MAX_IN_FLIGHT: "3", ADAPTIVE_ADMISSION: "true" })).toMatchObject({
+      maxInFlight: 3,
+      adaptiveAdmission: true,
     });
     expect(() => loadConfig({ ADAPTIVE_ADMISSION: "off" })).toThrow(/ADAPTIVE_ADMISSION/);
   });

@@ -166,7 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
     dbPoolSize,
     maxInFlight: integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000),
-    adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", true),
+    adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", false),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     jwt,
     production,

@@ -96,7 +96,7 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
-  /** Admission control of the API's calls (REST and RPC). Default: 10 at once, not adaptive. */
+  /** Admission control of the API's calls (REST and RPC). Default: sized to a pool of 10. */
   admission?: Admission;
   /** Caps on health Watch and reflection streams. Default: STREAM_LIMITS. */
   streamLimits?: StreamLimits;
@@ -149,9 +149,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
-  // Not adaptive by default: tests that are not about admission control must
-  // not depend on how fast the box is (main.ts passes the adaptive one).
-  const admission = deps.admission ?? new Admission(admissionLimits(10, false));
+  const admission = deps.admission ?? new Admission(admissionLimits(10));
   const logFailure = failureLog();
   const services: DescService[] = [
     PracticeSessionService,

@@ -100,20 +100,20 @@ describe("Admission", () => {
     expect(admission.inFlight).toBe(0);
   });
 
-  it("sizes the queue to twice the slots, a burst to 100 ms, overload to 5 ms, adaptive", () => {
+  it("sizes the queue to twice the slots, a burst to 100 ms, overload to 5 ms, not adaptive", () => {
     expect(admissionLimits(10)).toEqual({
       maxInFlight: 10,
       maxQueued: 20,
       maxWaitMs: 100,
       overloadWaitMs: 5,
-      adaptive: true,
+      adaptive: false,
     });
   });
 
-  it("runs fewer at once while calls take over twice their fastest time, more again once they don't", async () => {
+  it("adaptive: runs fewer at once (not under 3) while calls take over twice their usual time", async () => {
     const clock = { now: 0 };
     const admission = new Admission(
-      { ...admissionLimits(10), maxQueued: 100, maxWaitMs: 10_000 },
+      { ...admissionLimits(10, true), maxQueued: 100, maxWaitMs: 10_000 },
       () => clock.now,
     );
     /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
@@ -124,33 +124,37 @@ describe("Admission", () => {
         release();
       }
     };
-    // Each window: its calls, then 100 ms on; the next acquire re-evaluates the limit.
-    // Fast lists, and starts that take 10x as long but always did: no slowdown.
-    await calls(5, "list", 1);
-    await calls(5, "start", 10);
-    clock.now += 100;
-    await calls(5, "start", 10);
-    clock.now += 100;
-    await calls(1, "start", 10);
+    /** One 100 ms window of calls; the next acquire re-evaluates the limit. */
+    const window = async (...batches: [number, string, number][]) => {
+      const start = clock.now;
+      for (const [n, kind, ms] of batches) await calls(n, kind, ms);
+      clock.now = start + 100;
+    };
+    // Lists take 1 ms and starts 10 ms, always: their usual times, no slowdown.
+    await window([5, "list", 1], [5, "start", 10]);
+    await window([5, "list", 1], [5, "start", 10]);
+    await window([1, "list", 1]);
     expect(admission.limit).toBe(10);
-    // Failures that are quick for reasons of their own (a bad token) set no fastest time.
+    // Failures that are quick for reasons of their own (a bad token) count for nothing.
     for (let i = 0; i < 5; i++) (await admission.acquire(undefined, "list"))(false);
-    // Lists now take 3x their fastest: 10 -> 9 -> 8 over two windows.
-    await calls(5, "list", 3);
-    clock.now += 100;
-    await calls(5, "list", 3);
-    clock.now += 100;
-    await calls(1, "list", 3);
-    expect(admission.limit).toBe(8);
-    // Back to fast, with the limit in the way (8 running, one waits): one more per window.
-    const held = await Promise.all(Array.from({ length: 8 }, () => admission.acquire()));
+    expect(admission.limit).toBe(10);
+    // Lists now take 3 ms: 10 -> 9 -> 8 -> ... and never under 3.
+    const limits: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      await window([5, "list", 3]);
+      await calls(1, "list", 3);
+      limits.push(admission.limit);
+    }
+    expect(limits).toEqual([9, 8, 7, 6, 5, 4, 3, 3, 3, 3]);
+    // Fast again, with the limit in the way (3 running, one waits): one more per window.
+    const held = await Promise.all(Array.from({ length: 3 }, () => admission.acquire()));
     const waiting = track(admission.acquire());
     for (const release of held) release();
     await settle();
     expect(waiting.is).toBe("admitted");
     waiting.release?.();
-    clock.now += 100;
+    await window([5, "list", 1]);
     await calls(1, "list", 1);
-    expect(admission.limit).toBe(9);
+    expect(admission.limit).toBe(4);
   });
 });

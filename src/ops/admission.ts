@@ -6,7 +6,10 @@ import { LatencyLimit } from "./latency-limit.js";
 export interface AdmissionLimits {
   /** Requests doing work at once: the pool's size, so none waits inside the pool. */
   maxInFlight: number;
-  /** Requests waiting for a slot; beyond, the next one is shed at once. */
+  /**
+   * Requests waiting for a slot (scaled down with an adaptive limit: waiters
+   * for 3 slots wait as long as for 10); beyond, the next one is shed at once.
+   */
   maxQueued: number;
   /**
    * Longest a request waits for a slot while the queue drains now and then:
@@ -35,7 +38,7 @@ export interface AdmissionLimits {
  * "controlled delay" queue of Facebook's "Fail at scale"), the rest are shed
  * at once.
  */
-export function admissionLimits(maxInFlight: number, adaptive = true): AdmissionLimits {
+export function admissionLimits(maxInFlight: number, adaptive = false): AdmissionLimits {
   return {
     maxInFlight,
     maxQueued: maxInFlight * 2,
@@ -127,10 +130,16 @@ export class Admission {
    */
   shedIfFull(): boolean {
     this.#load?.update(this.now());
-    if (this.#running < this.limit || this.#queue.size < this.limits.maxQueued) return false;
+    if (this.#running < this.limit || this.#queue.size < this.#queueRoom()) return false;
     this.#load?.press();
     this.#shed++;
     return true;
+  }
+
+  /** How many may wait now: `maxQueued`, in proportion to the adaptive limit. */
+  #queueRoom(): number {
+    const { maxQueued, maxInFlight } = this.limits;
+    return this.#load ? Math.ceil((maxQueued * this.#load.value) / maxInFlight) : maxQueued;
   }
 
   /** How long a waiter may wait now: short once the queue has stood for `maxWaitMs`. */
@@ -155,7 +164,7 @@ export class Admission {
     }
     this.#load?.press();
     const waitMs = this.#waitLimit(now);
-    if (this.#queue.size >= this.limits.maxQueued) {
+    if (this.#queue.size >= this.#queueRoom()) {
       this.#shed++;
       return Promise.reject(overloaded());
     }

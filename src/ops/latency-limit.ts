@@ -1,13 +1,17 @@
 /** How often the limit is re-evaluated, and the fewest samples that count. */
 const WINDOW_MS = 100;
 const MIN_SAMPLES = 5;
-/** Mean slowdown over each kind of call's fastest time above which fewer may run. */
+/** Mean slowdown over each kind of call's usual time above which fewer may run. */
 const TOLERANCE = 2;
-/** How long a kind of call's fastest time is remembered (two periods: between 10 and 20 s). */
-const MIN_PERIOD_MS = 10_000;
+/** The fewest calls let run at once: fewer would idle the CPU while calls wait on the database. */
+const MIN_LIMIT = 3;
+/** How long a kind of call's usual time is remembered (two periods: between 10 and 20 s). */
+const PERIOD_MS = 10_000;
 
-/** The fastest time of one kind of call: this period's and the last one's. */
-interface Fastest {
+/** One kind of call: its time in this window, and its best window mean this period and the last. */
+interface Kind {
+  sum: number;
+  count: number;
   current: number;
   previous: number;
 }
@@ -15,25 +19,27 @@ interface Fastest {
 /**
  * How many calls may run at once, adapted to the time they take (a
  * gradient limiter, as in Netflix's concurrency-limits): at most `max` (the
- * pool's size); 10% fewer each window in which calls took on average more
- * than twice the fastest time seen for their kind (procedure) lately, one
- * more each window in which they did not while the limit turned calls away.
+ * pool's size), at least 3; 10% fewer each window in which calls took on
+ * average more than twice their kind's usual time (the best mean of a
+ * window lately, per procedure), one more each window in which they did not
+ * while the limit turned calls away.
  *
  * Why: when Node's CPU, not the pool, is the bottleneck, every call admitted
- * shares the CPU with the others, so more calls at once only make each one
- * slower: a fixed limit of 10 gave admitted calls ten times their unloaded
- * latency at the same goodput as 3. When the database is the bottleneck,
- * calls take no longer with more of them in flight (up to the pool's size),
- * and the limit stays at `max`.
+ * shares the CPU with the others, so more calls at once make each one
+ * slower. The floor of 3: below it the CPU idles while calls wait on the
+ * database, and what slows calls then is refusing the excess, which a lower
+ * limit does not cure. The trade (`npm run bench:overload`, BENCHMARKS.md):
+ * at 2x the saturating load it kept admitted p99 at 18 ms against 53 ms for
+ * a fixed 10, but served 41% of the saturated rate against 93%, because the
+ * calls it refuses cost the event loop nearly as much as the ones it spares.
+ * So it is off by default (`ADAPTIVE_ADMISSION`).
  */
 export class LatencyLimit {
   #limit: number;
   #windowStart: number;
   #periodStart: number;
   #pressed = false;
-  #slowdown = 0;
-  #samples = 0;
-  readonly #fastest = new Map<string, Fastest>();
+  readonly #kinds = new Map<string, Kind>();
 
   constructor(
     readonly max: number,
@@ -56,38 +62,45 @@ export class LatencyLimit {
 
   /** A call of kind `key` took `ms` from admission to release. */
   sample(key: string, ms: number): void {
-    let fastest = this.#fastest.get(key);
-    // New, or unseen for two periods: this call sets its kind's fastest time.
-    if (fastest === undefined || fastest.previous === Number.POSITIVE_INFINITY) {
-      fastest = { current: ms, previous: ms };
-      this.#fastest.set(key, fastest);
+    let kind = this.#kinds.get(key);
+    if (kind === undefined) {
+      kind = { sum: 0, count: 0, current: Infinity, previous: Infinity };
+      this.#kinds.set(key, kind);
     }
-    if (ms < fastest.current) fastest.current = ms;
-    const floor = Math.max(Math.min(fastest.current, fastest.previous), 0.05);
-    this.#slowdown += ms / floor;
-    this.#samples++;
+    kind.sum += ms;
+    kind.count++;
   }
 
   /** Re-evaluates the limit once a window has passed. */
   update(now: number): void {
     if (now - this.#windowStart < WINDOW_MS) return;
-    if (now - this.#periodStart >= MIN_PERIOD_MS) {
-      this.#periodStart = now;
-      for (const f of this.#fastest.values()) {
-        f.previous = f.current;
-        f.current = Number.POSITIVE_INFINITY;
+    const newPeriod = now - this.#periodStart >= PERIOD_MS;
+    if (newPeriod) this.#periodStart = now;
+    let slowdown = 0;
+    let samples = 0;
+    for (const kind of this.#kinds.values()) {
+      if (kind.count > 0) {
+        const mean = kind.sum / kind.count;
+        const usual = Math.min(kind.current, kind.previous);
+        // A kind seen for the first time (or not for two periods) sets its usual time.
+        slowdown += kind.count * (Number.isFinite(usual) ? mean / Math.max(usual, 0.05) : 1);
+        samples += kind.count;
+        if (mean < kind.current) kind.current = mean;
+      }
+      kind.sum = 0;
+      kind.count = 0;
+      if (newPeriod) {
+        kind.previous = kind.current;
+        kind.current = Infinity;
       }
     }
-    if (this.#samples < MIN_SAMPLES) return;
-    const slowdown = this.#slowdown / this.#samples;
-    if (slowdown > TOLERANCE) {
-      this.#limit = Math.max(1, Math.floor(this.#limit * 0.9));
+    this.#windowStart = now;
+    if (samples < MIN_SAMPLES) return;
+    if (slowdown / samples > TOLERANCE) {
+      this.#limit = Math.max(Math.min(MIN_LIMIT, this.max), Math.floor(this.#limit * 0.9));
     } else if (this.#pressed) {
       this.#limit = Math.min(this.max, this.#limit + 1);
     }
-    this.#windowStart = now;
     this.#pressed = false;
-    this.#slowdown = 0;
-    this.#samples = 0;
   }
 }
