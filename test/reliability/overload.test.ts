@@ -41,13 +41,12 @@ async function until(done: () => boolean, ms = 3000) {
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }
 
+/** Admission for one call at a time and one waiter, who waits long: the tests hold the slot. */
+const oneSlot = () =>
+  new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 5000, overloadWaitMs: 5000 });
+
 describe("admission control", () => {
-  const admission = new Admission({
-    maxInFlight: 1,
-    maxQueued: 1,
-    maxWaitMs: 5000,
-    overloadWaitMs: 5000,
-  });
+  const admission = oneSlot();
   let svc: TestService;
   let lines: string[];
   let quiz: QuizFixture;
@@ -119,12 +118,7 @@ describe("admission control", () => {
 });
 
 describe("refusing before reading", () => {
-  const admission = new Admission({
-    maxInFlight: 1,
-    maxQueued: 1,
-    maxWaitMs: 5000,
-    overloadWaitMs: 5000,
-  });
+  const admission = oneSlot();
   let svc: TestService;
   let lines: string[];
 
