@@ -68,8 +68,8 @@ export async function restRoutes(
     const left = new AbortController();
     const onClose = () => left.abort();
     reply.raw.once("close", onClose);
-    const kind = `${request.method} ${request.routeOptions.url ?? ""}`;
-    const release = await admission.acquire(left.signal, kind);
+    // The route's "METHOD /path" label, made once per route (ops/request-log.ts).
+    const release = await admission.acquire(left.signal, request.routeOptions.config.procedure);
     reply.raw.off("close", onClose);
     if (clientGone(request.raw)) {
       release(false);
