@@ -73,6 +73,32 @@ describe("Admission", () => {
     expect(admission.queued).toBe(0);
   });
 
+  it("counts a queue that empties between bursts as overload while it still sheds", async () => {
+    // Load that comes in bursts (a load generator's 10 ms ticks, a batch of
+    // clients) empties the queue between them; the refusals tell it apart
+    // from a lone burst.
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 1,
+      maxWaitMs: 100,
+      overloadWaitMs: 5,
+    });
+    const first = track(admission.acquire());
+    const second = track(admission.acquire());
+    const third = track(admission.acquire()); // the queue is full: shed at 0
+    await settle();
+    first.release?.();
+    await settle();
+    expect([second.is, third.is, admission.queued]).toEqual(["admitted", "Unavailable", 0]);
+    clock.now = 10; // the next burst
+    const next = track(admission.acquire());
+    clock.now = 20;
+    second.release?.();
+    await settle();
+    // It waited 10 ms, past overloadWaitMs: a burst's 100 ms would have let it run that late.
+    expect(next.is).toBe("Unavailable");
+  });
+
   it("sheds a waiter after overloadWaitMs (real time) under a standing queue", async () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,

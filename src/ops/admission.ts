@@ -17,9 +17,11 @@ export interface AdmissionLimits {
    */
   maxWaitMs: number;
   /**
-   * Longest a request waits once the queue has not been empty for
-   * `maxWaitMs` (a standing queue, i.e. sustained overload): waiting longer
-   * would only add latency to every admitted call, so the excess is shed.
+   * Longest a request waits under sustained overload: once the queue has not
+   * been empty for `maxWaitMs` (a standing queue), or while requests were
+   * shed within the last `maxWaitMs` (load in bursts empties the queue
+   * between them). Waiting longer would only add latency to every admitted
+   * call, so the excess is shed.
    */
   overloadWaitMs: number;
   /**
@@ -51,9 +53,16 @@ export function admissionLimits(maxInFlight: number, adaptive = false): Admissio
 /** Seconds a shed client is told to wait (REST `Retry-After`). */
 export const RETRY_AFTER_SECONDS = 1;
 
-/** The error of a shed request: `unavailable` (REST 503), safe to retry. */
+/**
+ * The error of a shed request: `unavailable` (REST 503), safe to retry. One
+ * instance for every refusal: under overload most requests are refused, and
+ * a new error each time would capture a stack trace nobody reads.
+ */
+const OVERLOADED = new ConnectError("server overloaded, try again", Code.Unavailable);
+
+/** The error of a shed request (the one instance, see above). */
 export function overloaded(): ConnectError {
-  return new ConnectError("server overloaded, try again", Code.Unavailable);
+  return OVERLOADED;
 }
 
 /**
@@ -80,7 +89,8 @@ interface Waiter {
  * with `unavailable`, so that callers already admitted keep a bounded latency.
  * How long a waiter may wait depends on the queue (controlled delay): while it
  * empties now and then (a burst) up to `maxWaitMs`; once it has stayed
- * non-empty for `maxWaitMs` (sustained overload) only `overloadWaitMs`, both
+ * non-empty for `maxWaitMs`, or while others are being shed (sustained
+ * overload), only `overloadWaitMs`, both
  * for newcomers and for waiters already queued, which are shed when a slot
  * frees if they have waited longer. A waiter whose signal aborts (client
  * gone, deadline passed) leaves the queue at once.
@@ -91,6 +101,8 @@ export class Admission {
   #shed = 0;
   /** When the queue was last seen empty. */
   #lastEmpty: number;
+  /** When a request was last shed. */
+  #lastShed = Number.NEGATIVE_INFINITY;
   /** The adaptive limit under `maxInFlight`, if `limits.adaptive`. */
   readonly #load: LatencyLimit | undefined;
 
@@ -132,8 +144,14 @@ export class Admission {
     this.#load?.update(this.now());
     if (this.#running < this.limit || this.#queue.size < this.#queueRoom()) return false;
     this.#load?.press();
-    this.#shed++;
+    this.#refused(this.now());
     return true;
+  }
+
+  /** Counts a refusal at `now`. */
+  #refused(now: number): void {
+    this.#shed++;
+    this.#lastShed = now;
   }
 
   /** How many may wait now: `maxQueued`, in proportion to the adaptive limit. */
@@ -142,11 +160,15 @@ export class Admission {
     return this.#load ? Math.ceil((maxQueued * this.#load.value) / maxInFlight) : maxQueued;
   }
 
-  /** How long a waiter may wait now: short once the queue has stood for `maxWaitMs`. */
+  /**
+   * How long a waiter may wait now: short once the queue has stood for
+   * `maxWaitMs` or while requests are being shed.
+   */
   #waitLimit(now: number): number {
     if (this.#queue.size === 0) this.#lastEmpty = now;
     const { maxWaitMs, overloadWaitMs } = this.limits;
-    return now - this.#lastEmpty > maxWaitMs ? overloadWaitMs : maxWaitMs;
+    const overload = now - this.#lastEmpty > maxWaitMs || now - this.#lastShed < maxWaitMs;
+    return overload ? overloadWaitMs : maxWaitMs;
   }
 
   /**
@@ -165,8 +187,8 @@ export class Admission {
     this.#load?.press();
     const waitMs = this.#waitLimit(now);
     if (this.#queue.size >= this.#queueRoom()) {
-      this.#shed++;
-      return Promise.reject(overloaded());
+      this.#refused(now);
+      return Promise.reject(OVERLOADED);
     }
     return new Promise<Release>((resolve, reject) => {
       const leave = () => {
@@ -197,8 +219,8 @@ export class Admission {
   }
 
   #shedWaiter(waiter: Waiter): void {
-    this.#shed++;
-    waiter.reject(overloaded());
+    this.#refused(this.now());
+    waiter.reject(OVERLOADED);
   }
 
   /** The release of a slot taken at `since` by a call of `kind`. */

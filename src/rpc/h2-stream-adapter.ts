@@ -2,11 +2,17 @@ import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Logger } from "pino";
+import type { Release } from "../ops/admission.js";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
-import { clientGoneKey } from "./admission-interceptor.js";
-import { shedEarly } from "./early-shed.js";
+import { clientGoneKey, heldSlotKey } from "./admission-interceptor.js";
+import {
+  type EarlyAdmission,
+  earlyAdmission,
+  refusedAtOnce,
+  waitForSlot,
+} from "./early-admission.js";
 import { respond } from "./h2-respond.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
@@ -66,9 +72,12 @@ export function createH2StreamAdapter(
     if (handler === undefined || headers[":method"] !== "POST" || headers.origin !== undefined) {
       return false;
     }
-    const shed = shedEarly(table.shedGuards.get(path), headers["content-type"]);
-    if (shed !== undefined) answerAtOnce(stream, headers, path, shed, options);
-    else serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options);
+    const early = earlyAdmission(table.shedGuards.get(path), headers["content-type"]);
+    if (early !== undefined && refusedAtOnce(early)) {
+      answerAtOnce(stream, headers, path, early.refusal, options);
+    } else {
+      serve(stream, headers, path, handler, unaryPaths.get(path), bodyCap, options, early);
+    }
     return true;
   };
 }
@@ -81,6 +90,7 @@ function serve(
   unary: UnaryPath | undefined,
   bodyCap: number,
   options: H2StreamAdapterOptions,
+  early: EarlyAdmission | undefined,
 ): void {
   const began = performance.now();
   const reqId = requestId({ headers });
@@ -125,7 +135,29 @@ function serve(
   const kind = handler.method.methodKind;
   const whole = kind === "unary" || kind === "server_streaming";
   const body = whole ? readWhole(stream, bodyCap) : undefined;
+  const slot = early && waitForSlot(early, abort.signal, handler.method.name);
   const run = async () => {
+    let release: Release | undefined;
+    if (early !== undefined && slot !== undefined) {
+      const held = await slot;
+      if (held === "gone") return;
+      if (held === "refused") {
+        resultCode = "unavailable";
+        status = early.refusal.status;
+        await respond(stream, early.refusal, reqId, true);
+        answered = true;
+        return;
+      }
+      release = held;
+      contextValues.set(heldSlotKey, held);
+    }
+    try {
+      await call();
+    } finally {
+      release?.(false);
+    }
+  };
+  const call = async () => {
     const whole = body ? await body : undefined;
     // The client reset the stream while we read: nobody is left to answer.
     if (stream.closed || stream.destroyed) return;

@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import type { Release } from "../ops/admission.js";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId } from "../ops/request-log.js";
-import { clientGoneKey } from "./admission-interceptor.js";
-import { shedEarly } from "./early-shed.js";
+import { clientGoneKey, heldSlotKey } from "./admission-interceptor.js";
+import { earlyAdmission, refusedAtOnce, waitForSlot } from "./early-admission.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
@@ -49,9 +50,9 @@ export function createHttp1RpcAdapter(
     }
     const handler = table.handlers.get(url);
     if (handler === undefined) return false;
-    const shed = shedEarly(table.shedGuards.get(url), type);
-    if (shed !== undefined) {
-      answerAtOnce(req, res, url, shed, options);
+    const early = earlyAdmission(table.shedGuards.get(url), type);
+    if (early !== undefined && refusedAtOnce(early)) {
+      answerAtOnce(req, res, url, early.refusal, options);
       return true;
     }
 
@@ -89,30 +90,48 @@ export function createHttp1RpcAdapter(
       .set(clientGoneKey, () => res.destroyed)
       .set(connectionKey, req.socket);
 
+    const slot = early && waitForSlot(early, abort.signal, handler.method.name);
     const run = async () => {
+      let release: Release | undefined;
+      if (early !== undefined && slot !== undefined) {
+        const held = await slot;
+        if (held === "gone") return;
+        if (held === "refused") {
+          resultCode = "unavailable";
+          answered = true;
+          req.resume(); // drained unread, for the connection's next request
+          writeAnswer(res, early.refusal);
+          return;
+        }
+        release = held;
+        contextValues.set(heldSlotKey, held);
+      }
+      try {
+        await call();
+      } finally {
+        release?.(false);
+      }
+    };
+    const call = async () => {
       const body = await readWhole(req, cap);
       if (res.destroyed) return;
-      const call = {
+      const request = {
         url: `http://${req.headers.host ?? "localhost"}${url}`,
         header: webHeaders(req),
         body,
         signal: abort.signal,
         contextValues,
       };
-      const answer = await unary(call);
+      const answer = await unary(request);
       if (answer !== undefined) {
         answered = true;
-        res.statusCode = answer.status;
-        answer.header.forEach((value, key) => {
-          res.setHeader(key, value);
-        });
-        res.end(answer.body);
+        writeAnswer(res, answer);
         return;
       }
       const response = await handler({
         httpVersion: req.httpVersion,
         method: "POST",
-        ...call,
+        ...request,
         body: (async function* () {
           yield body;
         })(),
@@ -153,6 +172,14 @@ function answerAtOnce(
     status: answer.status,
     ms: 0,
   });
+}
+
+function writeAnswer(res: ServerResponse, answer: UnaryAnswer): void {
+  res.statusCode = answer.status;
+  answer.header.forEach((value, key) => {
+    res.setHeader(key, value);
+  });
+  res.end(answer.body);
 }
 
 function readWhole(req: IncomingMessage, cap: number): Promise<Uint8Array> {

@@ -9,7 +9,7 @@ import {
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { connectUnaryPath } from "./connect-unary.js";
-import type { ShedGuard } from "./early-shed.js";
+import type { ShedGuard } from "./early-admission.js";
 import { grpcUnaryPath } from "./grpc-unary.js";
 import type { UnaryPath } from "./unary-call.js";
 

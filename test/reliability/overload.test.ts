@@ -173,6 +173,64 @@ describe("refusing before reading", () => {
   });
 });
 
+describe("waiting for a slot before reading", () => {
+  // One slot, one waiter, who is shed after 50 ms.
+  const admission = new Admission({
+    maxInFlight: 1,
+    maxQueued: 1,
+    maxWaitMs: 50,
+    overloadWaitMs: 50,
+  });
+  let svc: TestService;
+  let lines: string[];
+
+  beforeAll(async () => {
+    ({ svc, lines } = await loggedService({ admission }));
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("queues a gRPC or Connect call undecoded: shed from the queue, it costs no decoding; given a slot, it is read", async () => {
+    const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
+    const session = await h2Connect(svc.baseUrl);
+    const busy = await admission.acquire();
+    try {
+      const shedBefore = admission.shed;
+      const grpc = endStatus(grpcRequest(session, LIST_PATH, garbage));
+      await until(() => admission.queued === 1);
+      expect(admission.queued).toBe(1);
+      expect(await grpc).toBe(Code.Unavailable);
+      const connect = fetch(`${svc.baseUrl}${LIST_PATH}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "not json",
+      });
+      await until(() => admission.queued === 1);
+      expect(admission.queued).toBe(1);
+      const refused = await connect;
+      expect([refused.status, await refused.json()]).toEqual([
+        503,
+        { code: "unavailable", message: "server overloaded, try again" },
+      ]);
+      expect(admission.shed - shedBefore).toBe(2);
+      await until(() => requestLines(lines).length >= 2);
+      expect(requestLines(lines).map((l) => l.code)).toEqual(["unavailable", "unavailable"]);
+
+      // A waiter that gets the slot is read, and refused for what it is.
+      const admitted = endStatus(grpcRequest(session, LIST_PATH, garbage));
+      await until(() => admission.queued === 1);
+      busy();
+      expect(await admitted).not.toBe(Code.Unavailable);
+      await until(() => admission.inFlight === 0);
+      expect([admission.inFlight, admission.queued]).toEqual([0, 0]);
+    } finally {
+      busy();
+      session.destroy();
+    }
+  });
+});
+
 describe.skipIf(testStore() === "sqlite")("logs during a database outage", () => {
   it("logs shed requests at warn without stacks, rate-limited", async () => {
     const { svc, lines } = await loggedService({ proxy: true });
