@@ -137,7 +137,13 @@ export function createHttp1RpcAdapter(
         })(),
       });
       answered = true;
-      await universalResponseToNodeResponse(response, res);
+      // Connect's writer settles on an 'end' event that a ServerResponse never
+      // emits: 'close' (after the response, or when the client goes) ends the
+      // call, and with it the call's slot.
+      await Promise.race([
+        universalResponseToNodeResponse(response, res),
+        new Promise((resolve) => res.once("close", resolve)),
+      ]);
     };
     run().catch((err: unknown) => {
       if (ConnectError.from(err).code !== Code.Aborted) {

@@ -231,6 +231,47 @@ describe("waiting for a slot before reading", () => {
   });
 });
 
+describe("slots of calls that fail", () => {
+  // One slot and no queue: a slot kept by any call would refuse every later one.
+  const admission = new Admission({
+    maxInFlight: 1,
+    maxQueued: 0,
+    maxWaitMs: 50,
+    overloadWaitMs: 50,
+  });
+  let svc: TestService;
+
+  beforeAll(async () => {
+    svc = await startTestService({ admission });
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("frees the slot of a call refused for its input, over HTTP/1.1 and HTTP/2", async () => {
+    const headers = { "content-type": "application/json", ...(await svc.auth("u")) };
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      const statuses: string[] = [];
+      for (const body of ["garbage", "", '{"quizId":"","limit":2147483648}', '{"quizId":"x"}']) {
+        const res = await fetch(`${svc.baseUrl}${LIST_PATH}`, { method: "POST", headers, body });
+        statuses.push(`${res.status} ${((await res.json()) as { code: string }).code}`);
+        await until(() => admission.inFlight === 0);
+        statuses.push(
+          String(await endStatus(grpcRequest(session, LIST_PATH, grpcFrame(Buffer.from(body))))),
+        );
+        await until(() => admission.inFlight === 0);
+      }
+      expect(
+        statuses.filter((s) => s.includes("unavailable") || s === String(Code.Unavailable)),
+      ).toEqual([]);
+      expect(admission.inFlight).toBe(0);
+    } finally {
+      session.destroy();
+    }
+  });
+});
+
 describe.skipIf(testStore() === "sqlite")("logs during a database outage", () => {
   it("logs shed requests at warn without stacks, rate-limited", async () => {
     const { svc, lines } = await loggedService({ proxy: true });
