@@ -6,7 +6,12 @@
  * control as shipped (at most the pool's size), adaptive, and none
  * (BENCH_OVERLOAD_LIMITS picks others). Steps: the
  * unloaded p99 (one caller), the saturated rate (closed loop, as many callers
- * as may run at once), then open loops at 2x and 5x the saturated goodput.
+ * as may run at once), the unloaded p99 again as the overload steps measure
+ * it (the same open loop at a tenth of the saturated goodput), then open
+ * loops at 2x and 5x the saturated goodput. h2load's open loop sends each
+ * connection's requests in 10 ms ticks, and a caller that comes after a
+ * pause finds the service asleep, so its unloaded p99 is higher than one
+ * caller's in a closed loop: the report divides by both.
  * "Goodput" counts 200s per second; "admitted p99" is the p99 of 200s. The
  * load generator is h2load (Debian's nghttp2-client; a Node client used as
  * much CPU at 5x as the service) at a higher CPU priority than the service:
@@ -70,6 +75,9 @@ interface Step {
   refusedP50: number;
   /** CPU while the step ran, in % of one core: the service, and h2load. */
   serverCpu: number;
+  /** Calls answered 200 and 503 per second. */
+  okRate: number;
+  refusedRate: number;
   generatorCpu: number;
   answers: Record<string, number>;
 }
@@ -89,6 +97,8 @@ function step(load: string, result: H2loadResult, serverCpu: number, offered?: n
     okP99: round(percentile(ok, 99)),
     refusedP50: round(percentile(refused, 50)),
     serverCpu: Math.round(serverCpu),
+    okRate: ok.length / result.durationS,
+    refusedRate: refused.length / result.durationS,
     generatorCpu: Math.round(result.cpuPercent),
     answers: Object.fromEntries([...result.byStatus].map(([s, l]) => [String(s), l.length])),
   };
@@ -147,6 +157,8 @@ async function measure(name: string, dbUrl: string, quizId: string) {
       step(`saturated (${callers} callers)`, saturated.result, saturated.cpu),
     ];
     const saturatedGoodput = steps[1]?.goodput ?? 0;
+    const light = await run(CONNECTIONS, 100, STEP_S, saturatedGoodput / 10);
+    steps.push(step("unloaded (open loop, 0.1x)", light.result, light.cpu, saturatedGoodput / 10));
     for (const factor of [2, 5]) {
       const rate = saturatedGoodput * factor;
       const loaded = await run(CONNECTIONS, 100, STEP_S, rate);
@@ -158,29 +170,52 @@ async function measure(name: string, dbUrl: string, quizId: string) {
   }
 }
 
+/**
+ * What a served and a refused call cost the service's CPU (µs), from the
+ * saturated step and the 5x step (its served calls counted at the saturated
+ * cost), and the goodput those costs allow at 5x's rate within the CPU the
+ * service had when saturated: refusals take their share first.
+ */
+function costs(steps: Step[]): string {
+  const saturated = steps[1];
+  const fivefold = steps.find((s) => s.load.startsWith("5x"));
+  if (!saturated || !fivefold || fivefold.refusedRate === 0) return "";
+  const served = (saturated.serverCpu * 1e4) / saturated.okRate;
+  const refused = (fivefold.serverCpu * 1e4 - fivefold.okRate * served) / fivefold.refusedRate;
+  const answered = fivefold.okRate + fivefold.refusedRate;
+  const ceiling = (saturated.serverCpu * 1e4 - answered * refused) / (served - refused);
+  return (
+    `Service CPU per served call (saturated): ${Math.round(served)} µs; per refused call (5x): ${Math.round(refused)} µs. ` +
+    `At 5x's ${Math.round(answered)} calls/s, the saturated CPU serves at most ${Math.round(ceiling)}/s ` +
+    `(${(ceiling / saturated.okRate).toFixed(2)} × saturated) once the rest are refused.`
+  );
+}
+
 function report(runs: { name: string; steps: Step[] }[]): string {
   const lines = [
     `# Overload: ListSessions (Connect binary over HTTP/2), ${STEP_S} s per step (${new Date().toISOString()})`,
     "",
     "Load from h2load at a higher CPU priority than the service; latency of 200s as h2load times them.",
     "Shared 2-core box (service, MariaDB and h2load): compare rows of one run.",
+    "p99 ÷ unloaded: over one caller's closed loop / over the open loop at 0.1x (as the overload steps measure).",
     "",
   ];
   for (const run of runs) {
-    const unloadedP99 = run.steps[0]?.okP99 ?? Number.NaN;
+    const closedP99 = run.steps[0]?.okP99 ?? Number.NaN;
+    const openP99 = run.steps.find((s) => s.load.includes("open loop"))?.okP99 ?? Number.NaN;
     lines.push(
       `## ${run.name}`,
       "",
-      "| load | offered/s | goodput/s | × saturated | OK p50 ms | OK p99 ms | p99 ÷ unloaded | refused p50 ms | CPU % service / h2load | answers by status |",
+      "| load | offered/s | goodput/s | × saturated | OK p50 ms | OK p99 ms | p99 ÷ unloaded (closed / open) | refused p50 ms | CPU % service / h2load | answers by status |",
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     );
     const saturated = run.steps[1]?.goodput ?? Number.NaN;
     for (const s of run.steps) {
       lines.push(
-        `| ${s.load} | ${s.offered} | ${s.goodput} | ${(s.goodput / saturated).toFixed(2)} | ${s.okP50} | ${s.okP99} | ${(s.okP99 / unloadedP99).toFixed(1)} | ${Number.isNaN(s.refusedP50) ? "-" : s.refusedP50} | ${s.serverCpu} / ${s.generatorCpu} | ${JSON.stringify(s.answers)} |`,
+        `| ${s.load} | ${s.offered} | ${s.goodput} | ${(s.goodput / saturated).toFixed(2)} | ${s.okP50} | ${s.okP99} | ${(s.okP99 / closedP99).toFixed(1)} / ${(s.okP99 / openP99).toFixed(1)} | ${Number.isNaN(s.refusedP50) ? "-" : s.refusedP50} | ${s.serverCpu} / ${s.generatorCpu} | ${JSON.stringify(s.answers)} |`,
       );
     }
-    lines.push("");
+    lines.push("", costs(run.steps), "");
   }
   return lines.join("\n");
 }
