@@ -104,6 +104,19 @@ function step(load: string, result: H2loadResult, serverCpu: number, offered?: n
   };
 }
 
+/** The bench's call: ListSessions of the bench user's quiz, Connect binary, to `port`. */
+async function listRequest(port: number, quizId: string) {
+  return {
+    url: `http://127.0.0.1:${port}${LIST}`,
+    headers: {
+      "content-type": "application/proto",
+      "connect-protocol-version": "1",
+      authorization: `Bearer ${await signToken(SECRET, MAIN_USER)}`,
+    },
+    body: toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
+  };
+}
+
 async function measure(name: string, dbUrl: string, quizId: string) {
   const { env, label } = setting(name);
   const maxInFlight = Number(env.MAX_IN_FLIGHT ?? POOL_SIZE);
@@ -125,15 +138,7 @@ async function measure(name: string, dbUrl: string, quizId: string) {
     PROFILE ? ["--cpu-prof", "--cpu-prof-dir=bench/results/profiles"] : [],
   );
   try {
-    const request = {
-      url: `http://127.0.0.1:${port}${LIST}`,
-      headers: {
-        "content-type": "application/proto",
-        "connect-protocol-version": "1",
-        authorization: `Bearer ${await signToken(SECRET, MAIN_USER)}`,
-      },
-      body: toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
-    };
+    const request = await listRequest(port, quizId);
     /** One step, with the service's CPU (% of a core) while it ran. */
     const run = async (clients: number, streams: number, durationS: number, rate?: number) => {
       const cpu0 = cpuMs(child.pid);
@@ -191,7 +196,33 @@ function costs(steps: Step[]): string {
   );
 }
 
-function report(runs: { name: string; steps: Step[] }[]): string {
+/**
+ * CPU per call (µs) of bench/servers/refuse-all.ts, a bare Node HTTP/2 server
+ * that refuses everything, under `rate` calls a second of the same request.
+ */
+async function refusalFloor(quizId: string, rate: number): Promise<number> {
+  const port = await freePort();
+  const child = await startChild("refuse-all", "bench/servers/refuse-all.ts", {
+    PORT: String(port),
+  });
+  try {
+    const request = await listRequest(port, quizId);
+    const cpu0 = cpuMs(child.pid);
+    const result = await h2load({
+      ...request,
+      rate,
+      clients: CONNECTIONS,
+      streams: 100,
+      durationS: STEP_S,
+    });
+    const calls = [...result.byStatus.values()].reduce((n, l) => n + l.length, 0);
+    return ((cpuMs(child.pid) - cpu0) * 1000) / calls;
+  } finally {
+    await child.stop();
+  }
+}
+
+function report(runs: { name: string; steps: Step[] }[], floorUs: number): string {
   const lines = [
     `# Overload: ListSessions (Connect binary over HTTP/2), ${STEP_S} s per step (${new Date().toISOString()})`,
     "",
@@ -217,6 +248,9 @@ function report(runs: { name: string; steps: Step[] }[]): string {
     }
     lines.push("", costs(run.steps), "");
   }
+  lines.push(
+    `A bare Node HTTP/2 server that refuses every call (bench/servers/refuse-all.ts), at the first setting's 5x rate: ${Math.round(floorUs)} µs of CPU per call.`,
+  );
   return lines.join("\n");
 }
 
@@ -230,7 +264,8 @@ async function main() {
   try {
     const runs = [];
     for (const name of SETTINGS) runs.push(await measure(name, data.url, quizId));
-    const text = report(runs);
+    const fivefold = runs[0]?.steps.find((s) => s.load.startsWith("5x"))?.offered ?? 0;
+    const text = report(runs, await refusalFloor(quizId, fivefold));
     console.log(text);
     mkdirSync("bench/results", { recursive: true });
     const file = `bench/results/overload-${new Date().toISOString().replace(/[:.]/g, "-")}.md`;
