@@ -91,6 +91,37 @@ export async function respond(
   }
 }
 
+/** An answer built once: status, headers, at most one buffer, no trailers. */
+interface FixedAnswer {
+  status: number;
+  header: Headers;
+  body: Uint8Array | undefined;
+}
+
+/** The Node header objects of answers built once (refusals), made on first use. */
+const fixedHeads = new WeakMap<FixedAnswer, OutgoingHttpHeaders>();
+
+/**
+ * Writes an answer built once and shared by many calls (a refusal), its
+ * headers converted once: under overload
+ * most calls get it, so it costs no more than Node's own work per stream.
+ */
+export function respondFixed(stream: ServerHttp2Stream, answer: FixedAnswer, reqId: string): void {
+  let head = fixedHeads.get(answer);
+  if (head === undefined) {
+    head = nodeHeaders(answer.header, { ":status": answer.status });
+    fixedHeads.set(answer, head);
+  }
+  if (stream.destroyed) return;
+  const headers = { ...head, "x-request-id": reqId };
+  if (answer.body === undefined) {
+    stream.respond(headers, { endStream: true });
+  } else {
+    stream.respond(headers);
+    stream.end(answer.body);
+  }
+}
+
 function drained(stream: ServerHttp2Stream): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {

@@ -13,7 +13,7 @@ import {
   refusedAtOnce,
   waitForSlot,
 } from "./early-admission.js";
-import { respond } from "./h2-respond.js";
+import { respond, respondFixed } from "./h2-respond.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
@@ -144,7 +144,7 @@ function serve(
       if (held === "refused") {
         resultCode = "unavailable";
         status = early.refusal.status;
-        await respond(stream, early.refusal, reqId, true);
+        respondFixed(stream, early.refusal, reqId);
         answered = true;
         return;
       }
@@ -207,7 +207,7 @@ function answerAtOnce(
   // The unread request is drained: the stream closes (and frees its place
   // among the connection's concurrent streams) once both sides have ended.
   stream.resume();
-  void respond(stream, answer, reqId, true);
+  respondFixed(stream, answer, reqId);
   const transport = rpcTransport(headers["content-type"]);
   recordCall(options.logger, options.metrics, {
     reqId,

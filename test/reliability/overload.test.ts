@@ -1,3 +1,4 @@
+import type { ClientHttp2Session } from "node:http2";
 import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
@@ -39,6 +40,26 @@ const requestLines = (lines: string[]) =>
 async function until(done: () => boolean, ms = 3000) {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** A Connect JSON call over HTTP/2: its status and parsed body. */
+function connectOverH2(session: ClientHttp2Session, body: string): Promise<[number, unknown]> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": LIST_PATH,
+      "content-type": "application/json",
+    });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    stream.on("response", (headers) => {
+      status = Number(headers[":status"]);
+    });
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => resolve([status, JSON.parse(Buffer.concat(chunks).toString())]));
+    stream.on("error", reject);
+    stream.end(body);
+  });
 }
 
 /** Admission for one call at a time and one waiter, who waits long: the tests hold the slot. */
@@ -144,15 +165,16 @@ describe("refusing before reading", () => {
         headers: { "content-type": "application/json" },
         body: "not json",
       });
+      const connectH2 = await connectOverH2(session, "not json");
       expect(status).toBe(Code.Unavailable);
-      expect([connect.status, await connect.json()]).toEqual([
-        503,
-        { code: "unavailable", message: "server overloaded, try again" },
-      ]);
-      expect(admission.shed - shedBefore).toBe(2);
+      const refusal = { code: "unavailable", message: "server overloaded, try again" };
+      expect([connect.status, await connect.json()]).toEqual([503, refusal]);
+      expect(connectH2).toEqual([503, refusal]);
+      expect(admission.shed - shedBefore).toBe(3);
       // Each still has its request log line.
-      await until(() => requestLines(lines).length >= 2);
+      await until(() => requestLines(lines).length >= 3);
       expect(requestLines(lines).map((l) => [l.procedure, l.code])).toEqual([
+        [LIST_PATH, "unavailable"],
         [LIST_PATH, "unavailable"],
         [LIST_PATH, "unavailable"],
       ]);
