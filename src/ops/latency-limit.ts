@@ -29,10 +29,10 @@ interface Kind {
  * slower. The floor of 3: below it the CPU idles while calls wait on the
  * database, and what slows calls then is refusing the excess, which a lower
  * limit does not cure. The trade (`npm run bench:overload`, BENCHMARKS.md):
- * at 2x the saturating load it kept admitted p99 at 18 ms against 53 ms for
- * a fixed 10, but served 41% of the saturated rate against 93%, because the
- * calls it refuses cost the event loop nearly as much as the ones it spares.
- * So it is off by default (`ADAPTIVE_ADMISSION`).
+ * at 2x the saturating load it kept admitted p99 at 15–18 ms against 27–36 ms
+ * for a fixed 10, but served about 970 calls a second against 1,600–2,000,
+ * because the CPU it spares goes idle rather than to the admitted calls. So
+ * it is off by default (`ADAPTIVE_ADMISSION`).
  */
 export class LatencyLimit {
   #limit: number;

@@ -26,7 +26,7 @@ export interface RpcTable {
   handlers: Map<string, UniversalHandler>;
   /** The short path per unary procedure path: unary gRPC and Connect POSTs. */
   unary: Map<string, UnaryPath>;
-  /** The shed guard per unary procedure path under admission control (early-shed.ts). */
+  /** The shed guard per unary procedure path under admission control (early-admission.ts). */
   shedGuards: Map<string, ShedGuard>;
 }
 
