@@ -1,6 +1,8 @@
+import type { ContextValues } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { type Admission, overloaded, type Release } from "../ops/admission.js";
+import { heldSlotKey } from "./admission-interceptor.js";
 import type { UnaryAnswer } from "./unary-call.js";
 
 /** What the adapters need to admit or refuse a call of a guarded procedure before decoding it. */
@@ -45,7 +47,7 @@ export interface EarlyAdmission {
  * call, taking CPU from the admitted ones. So the transport refuses the call
  * at once when every slot is busy and the queue is full (`refusedAtOnce`),
  * and otherwise takes its slot or queue place before decoding anything
- * (`waitForSlot`): a waiter shed from the queue costs no more than one
+ * (`admitted`): a waiter shed from the queue costs no more than one
  * refused at once. Undefined: no guard, or another protocol (gRPC-Web,
  * streams); the admission interceptor admits the call as usual.
  */
@@ -71,12 +73,11 @@ export function refusedAtOnce(early: EarlyAdmission): boolean {
 }
 
 /**
- * The call's slot, at once or after a wait: its Release (hand it to the
- * admission interceptor, `heldSlotKey`), "refused" when it was shed while
- * waiting (answer `early.refusal`; already reported), or "gone" when
- * `signal` aborted first (the client left). Never rejects.
+ * The call's slot, at once or after a wait: its Release, "refused" when it
+ * was shed while waiting (already reported), or "gone" when `signal` aborted
+ * first (the client left). Never rejects.
  */
-export function waitForSlot(
+function waitForSlot(
   early: EarlyAdmission,
   signal: AbortSignal,
   kind: string,
@@ -89,4 +90,33 @@ export function waitForSlot(
       return "refused";
     },
   );
+}
+
+/**
+ * Runs `call` in its slot: asks for it at once (call this as the request
+ * arrives, before reading it, so that calls keep their order), then either
+ * runs `call` with the slot handed to the admission interceptor
+ * (`heldSlotKey`) and frees it when the call is over, whether or not the
+ * call reached the interceptor (which frees it first when it did); or
+ * answers `refuse(early.refusal)` if the call was shed while waiting; or does
+ * nothing if the client left. No early admission: just `call`.
+ */
+export async function admitted(
+  early: EarlyAdmission | undefined,
+  signal: AbortSignal,
+  kind: string,
+  contextValues: ContextValues,
+  refuse: (refusal: UnaryAnswer) => void,
+  call: () => Promise<void>,
+): Promise<void> {
+  if (early === undefined) return call();
+  const held = await waitForSlot(early, signal, kind);
+  if (held === "gone") return;
+  if (held === "refused") return refuse(early.refusal);
+  contextValues.set(heldSlotKey, held);
+  try {
+    await call();
+  } finally {
+    held(false);
+  }
 }

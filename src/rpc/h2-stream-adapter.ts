@@ -2,17 +2,11 @@ import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Logger } from "pino";
-import type { Release } from "../ops/admission.js";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
-import { clientGoneKey, heldSlotKey } from "./admission-interceptor.js";
-import {
-  type EarlyAdmission,
-  earlyAdmission,
-  refusedAtOnce,
-  waitForSlot,
-} from "./early-admission.js";
+import { clientGoneKey } from "./admission-interceptor.js";
+import { admitted, type EarlyAdmission, earlyAdmission, refusedAtOnce } from "./early-admission.js";
 import { respond, respondFixed } from "./h2-respond.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
@@ -135,27 +129,11 @@ function serve(
   const kind = handler.method.methodKind;
   const whole = kind === "unary" || kind === "server_streaming";
   const body = whole ? readWhole(stream, bodyCap) : undefined;
-  const slot = early && waitForSlot(early, abort.signal, handler.method.name);
-  const run = async () => {
-    let release: Release | undefined;
-    if (early !== undefined && slot !== undefined) {
-      const held = await slot;
-      if (held === "gone") return;
-      if (held === "refused") {
-        resultCode = "unavailable";
-        status = early.refusal.status;
-        respondFixed(stream, early.refusal, reqId);
-        answered = true;
-        return;
-      }
-      release = held;
-      contextValues.set(heldSlotKey, held);
-    }
-    try {
-      await call();
-    } finally {
-      release?.(false);
-    }
+  const refuse = (refusal: UnaryAnswer) => {
+    resultCode = "unavailable";
+    status = refusal.status;
+    respondFixed(stream, refusal, reqId);
+    answered = true;
   };
   const call = async () => {
     const whole = body ? await body : undefined;
@@ -186,12 +164,14 @@ function serve(
     await respond(stream, response, reqId, kind === "unary" || kind === "client_streaming");
     answered = true;
   };
-  run().catch((err: unknown) => {
-    if (ConnectError.from(err).code !== Code.Aborted) {
-      options.logger.error({ err, reqId, procedure: path }, "rpc stream failed");
-    }
-    if (!stream.destroyed) stream.close(0x2); // INTERNAL_ERROR
-  });
+  admitted(early, abort.signal, handler.method.name, contextValues, refuse, call).catch(
+    (err: unknown) => {
+      if (ConnectError.from(err).code !== Code.Aborted) {
+        options.logger.error({ err, reqId, procedure: path }, "rpc stream failed");
+      }
+      if (!stream.destroyed) stream.close(0x2); // INTERNAL_ERROR
+    },
+  );
 }
 
 /** Answers a call without reading it (a shed call): the same id, log line and metrics sample. */

@@ -2,12 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
-import type { Release } from "../ops/admission.js";
 import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
 import { recordCall, requestId } from "../ops/request-log.js";
-import { clientGoneKey, heldSlotKey } from "./admission-interceptor.js";
-import { earlyAdmission, refusedAtOnce, waitForSlot } from "./early-admission.js";
+import { clientGoneKey } from "./admission-interceptor.js";
+import { admitted, earlyAdmission, refusedAtOnce } from "./early-admission.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
@@ -90,27 +89,11 @@ export function createHttp1RpcAdapter(
       .set(clientGoneKey, () => res.destroyed)
       .set(connectionKey, req.socket);
 
-    const slot = early && waitForSlot(early, abort.signal, handler.method.name);
-    const run = async () => {
-      let release: Release | undefined;
-      if (early !== undefined && slot !== undefined) {
-        const held = await slot;
-        if (held === "gone") return;
-        if (held === "refused") {
-          resultCode = "unavailable";
-          answered = true;
-          req.resume(); // drained unread, for the connection's next request
-          writeAnswer(res, early.refusal);
-          return;
-        }
-        release = held;
-        contextValues.set(heldSlotKey, held);
-      }
-      try {
-        await call();
-      } finally {
-        release?.(false);
-      }
+    const refuse = (refusal: UnaryAnswer) => {
+      resultCode = "unavailable";
+      answered = true;
+      req.resume(); // drained unread, for the connection's next request
+      writeAnswer(res, refusal);
     };
     const call = async () => {
       const body = await readWhole(req, cap);
@@ -145,13 +128,15 @@ export function createHttp1RpcAdapter(
         new Promise((resolve) => res.once("close", resolve)),
       ]);
     };
-    run().catch((err: unknown) => {
-      if (ConnectError.from(err).code !== Code.Aborted) {
-        options.logger.error({ err, reqId, procedure: url }, "rpc request failed");
-      }
-      if (!res.headersSent) res.statusCode = 500;
-      res.destroy();
-    });
+    admitted(early, abort.signal, handler.method.name, contextValues, refuse, call).catch(
+      (err: unknown) => {
+        if (ConnectError.from(err).code !== Code.Aborted) {
+          options.logger.error({ err, reqId, procedure: url }, "rpc request failed");
+        }
+        if (!res.headersSent) res.statusCode = 500;
+        res.destroy();
+      },
+    );
     return true;
   };
 }
