@@ -1,4 +1,4 @@
-import type { ClientHttp2Session } from "node:http2";
+import { type ClientHttp2Session, constants } from "node:http2";
 import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
@@ -30,6 +30,9 @@ const failureLines = (lines: string[]) =>
     .filter((l) => l.msg !== "request");
 
 const LIST_PATH = "/practice.v1.PracticeSessionService/ListSessions";
+
+/** Not a protobuf message, and no token: decoded, either would refuse the call for that. */
+const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
 
 /** The access log lines (one per request) of RPCs. */
 const requestLines = (lines: string[]) =>
@@ -155,8 +158,6 @@ describe("refusing before reading", () => {
     const waiting = new AbortController();
     const queued = admission.acquire(waiting.signal).catch(() => "left");
     const shedBefore = admission.shed;
-    // Not a protobuf message, and no token: decoded, either would be refused for that.
-    const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
     const session = await h2Connect(svc.baseUrl);
     try {
       const status = await endStatus(grpcRequest(session, LIST_PATH, garbage));
@@ -214,7 +215,6 @@ describe("waiting for a slot before reading", () => {
   });
 
   it("queues a gRPC or Connect call undecoded: shed from the queue, it costs no decoding; given a slot, it is read", async () => {
-    const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
     const session = await h2Connect(svc.baseUrl);
     const busy = await admission.acquire();
     try {
@@ -238,6 +238,14 @@ describe("waiting for a slot before reading", () => {
       expect(admission.shed - shedBefore).toBe(2);
       await until(() => requestLines(lines).length >= 2);
       expect(requestLines(lines).map((l) => l.code)).toEqual(["unavailable", "unavailable"]);
+
+      // A waiter whose client resets its stream leaves the queue: it is not shed later.
+      const reset = grpcRequest(session, LIST_PATH, garbage);
+      await until(() => admission.queued === 1);
+      expect(admission.queued).toBe(1);
+      reset.close(constants.NGHTTP2_CANCEL);
+      await until(() => admission.queued === 0);
+      expect([admission.queued, admission.shed - shedBefore]).toEqual([0, 2]);
 
       // A waiter that gets the slot is read, and refused for what it is.
       const admitted = endStatus(grpcRequest(session, LIST_PATH, garbage));
