@@ -141,6 +141,7 @@ describe("Admission", () => {
     const admission = new Admission(
       { ...admissionLimits(10, true), maxQueued: 100, maxWaitMs: 10_000 },
       () => clock.now,
+      () => 1, // the event loop always busy
     );
     /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
     const calls = async (n: number, kind: string, ms: number) => {
@@ -182,5 +183,34 @@ describe("Admission", () => {
     await window([5, "list", 1]);
     await calls(1, "list", 1);
     expect(admission.limit).toBe(4);
+  });
+  it("adaptive: runs no fewer while the event loop has time to spare, however slow the calls", async () => {
+    const clock = { now: 0 };
+    const busy = { utilization: 0.5 };
+    const admission = new Admission(
+      { ...admissionLimits(10, true), maxQueued: 100, maxWaitMs: 10_000 },
+      () => clock.now,
+      () => busy.utilization,
+    );
+    const window = async (ms: number) => {
+      const start = clock.now;
+      for (let i = 0; i < 5; i++) {
+        const release = await admission.acquire(undefined, "list");
+        clock.now += ms;
+        release();
+      }
+      clock.now = start + 100;
+      (await admission.acquire(undefined, "list"))(false); // re-evaluates the limit
+    };
+    await window(1);
+    await window(1);
+    // Calls three times slower, but the loop idles half the time: what slows
+    // them is not the CPU (the database, say), and fewer would not be faster.
+    for (let i = 0; i < 3; i++) await window(3);
+    expect(admission.limit).toBe(10);
+    // The loop is saturated: now fewer run.
+    busy.utilization = 0.97;
+    await window(3);
+    expect(admission.limit).toBe(9);
   });
 });

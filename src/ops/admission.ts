@@ -106,13 +106,19 @@ export class Admission {
   /** The adaptive limit under `maxInFlight`, if `limits.adaptive`. */
   readonly #load: LatencyLimit | undefined;
 
-  /** `now` is a monotonic clock in ms (tests pass their own). */
+  /**
+   * `now` is a monotonic clock in ms; `loopBusy`, for the adaptive limit, the
+   * event loop's utilization since its last call (tests pass their own).
+   */
   constructor(
     readonly limits: AdmissionLimits,
     private readonly now: () => number = () => performance.now(),
+    loopBusy?: () => number,
   ) {
     this.#lastEmpty = now();
-    this.#load = limits.adaptive ? new LatencyLimit(limits.maxInFlight, now()) : undefined;
+    this.#load = limits.adaptive
+      ? new LatencyLimit(limits.maxInFlight, now(), loopBusy)
+      : undefined;
   }
 
   /** Requests that may run at once now. */

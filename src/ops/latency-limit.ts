@@ -1,3 +1,5 @@
+import { performance } from "node:perf_hooks";
+
 /** How often the limit is re-evaluated, and the fewest samples that count. */
 const WINDOW_MS = 100;
 const MIN_SAMPLES = 5;
@@ -5,6 +7,22 @@ const MIN_SAMPLES = 5;
 const TOLERANCE = 2;
 /** The fewest calls let run at once: fewer would idle the CPU while calls wait on the database. */
 const MIN_LIMIT = 3;
+/**
+ * The event loop's utilization under which slow calls are not the CPU's
+ * doing: the limit does not shrink then.
+ */
+const BUSY_LOOP = 0.85;
+
+/** The event loop's utilization (0 to 1) since the previous call of the returned function. */
+export function loopUtilization(): () => number {
+  let last = performance.eventLoopUtilization();
+  return () => {
+    const current = performance.eventLoopUtilization();
+    const since = performance.eventLoopUtilization(current, last);
+    last = current;
+    return since.utilization;
+  };
+}
 /** How long a kind of call's usual time is remembered (two periods: between 10 and 20 s). */
 const PERIOD_MS = 10_000;
 
@@ -21,18 +39,19 @@ interface Kind {
  * gradient limiter, as in Netflix's concurrency-limits): at most `max` (the
  * pool's size), at least 3; 10% fewer each window in which calls took on
  * average more than twice their kind's usual time (the best mean of a
- * window lately, per procedure), one more each window in which they did not
- * while the limit turned calls away.
+ * window lately, per procedure) while the event loop was busy (85% of the
+ * time or more), one more each other window in which the limit turned calls
+ * away.
  *
  * Why: when Node's CPU, not the pool, is the bottleneck, every call admitted
  * shares the CPU with the others, so more calls at once make each one
- * slower. The floor of 3: below it the CPU idles while calls wait on the
- * database, and what slows calls then is refusing the excess, which a lower
- * limit does not cure. The trade (`npm run bench:overload`, BENCHMARKS.md):
- * at 2x the saturating load it kept admitted p99 at 15–18 ms against 27–36 ms
- * for a fixed 10, but served about 970 calls a second against 1,600–2,000,
- * because the CPU it spares goes idle rather than to the admitted calls. So
- * it is off by default (`ADAPTIVE_ADMISSION`).
+ * slower. While the loop has time to spare, something else slows them (the
+ * database, say), and fewer at once would only idle the CPU: without that
+ * check the limit sank to its floor under overload with the CPU 25% idle.
+ * The floor of 3: below it the CPU idles while calls wait on the database.
+ * The trade (`npm run bench:overload`, BENCHMARKS.md): a lower admitted p99
+ * past saturation for less goodput, so it is off by default
+ * (`ADAPTIVE_ADMISSION`).
  */
 export class LatencyLimit {
   #limit: number;
@@ -41,9 +60,11 @@ export class LatencyLimit {
   #pressed = false;
   readonly #kinds = new Map<string, Kind>();
 
+  /** `loopBusy`: the event loop's utilization since its last call (tests pass their own). */
   constructor(
     readonly max: number,
     now: number,
+    private readonly loopBusy: () => number = loopUtilization(),
   ) {
     this.#limit = max;
     this.#windowStart = now;
@@ -95,8 +116,9 @@ export class LatencyLimit {
       }
     }
     this.#windowStart = now;
+    const cpuBound = this.loopBusy() >= BUSY_LOOP;
     if (samples < MIN_SAMPLES) return;
-    if (slowdown / samples > TOLERANCE) {
+    if (cpuBound && slowdown / samples > TOLERANCE) {
       this.#limit = Math.max(Math.min(MIN_LIMIT, this.max), Math.floor(this.#limit * 0.9));
     } else if (this.#pressed) {
       this.#limit = Math.min(this.max, this.#limit + 1);
