@@ -65,9 +65,12 @@ function connectOverH2(session: ClientHttp2Session, body: string): Promise<[numb
   });
 }
 
-/** Admission for one call at a time and one waiter, who waits long: the tests hold the slot. */
-const oneSlot = () =>
-  new Admission({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 5000, overloadWaitMs: 5000 });
+/**
+ * Admission for one call at a time and `maxQueued` waiters, who wait `waitMs`
+ * (by default long: the tests hold the slot).
+ */
+const oneSlot = (maxQueued = 1, waitMs = 5000) =>
+  new Admission({ maxInFlight: 1, maxQueued, maxWaitMs: waitMs, overloadWaitMs: waitMs });
 
 describe("admission control", () => {
   const admission = oneSlot();
@@ -198,12 +201,7 @@ describe("refusing before reading", () => {
 
 describe("waiting for a slot before reading", () => {
   // One slot, one waiter, who is shed after 50 ms.
-  const admission = new Admission({
-    maxInFlight: 1,
-    maxQueued: 1,
-    maxWaitMs: 50,
-    overloadWaitMs: 50,
-  });
+  const admission = oneSlot(1, 50);
   let svc: TestService;
   let lines: string[];
 
@@ -263,12 +261,7 @@ describe("waiting for a slot before reading", () => {
 
 describe("slots of calls that fail", () => {
   // One slot and no queue: a slot kept by any call would refuse every later one.
-  const admission = new Admission({
-    maxInFlight: 1,
-    maxQueued: 0,
-    maxWaitMs: 50,
-    overloadWaitMs: 50,
-  });
+  const admission = oneSlot(0);
   let svc: TestService;
 
   beforeAll(async () => {
