@@ -12,9 +12,11 @@ const MIN_LIMIT = 3;
  * doing: the limit does not shrink then.
  */
 const BUSY_LOOP = 0.85;
+/** How long a kind of call's usual time is remembered (two periods: between 10 and 20 s). */
+const PERIOD_MS = 10_000;
 
 /** The event loop's utilization (0 to 1) since the previous call of the returned function. */
-export function loopUtilization(): () => number {
+function loopUtilization(): () => number {
   let last = performance.eventLoopUtilization();
   return () => {
     const current = performance.eventLoopUtilization();
@@ -23,8 +25,6 @@ export function loopUtilization(): () => number {
     return since.utilization;
   };
 }
-/** How long a kind of call's usual time is remembered (two periods: between 10 and 20 s). */
-const PERIOD_MS = 10_000;
 
 /** One kind of call: its time in this window, and its best window mean this period and the last. */
 interface Kind {
