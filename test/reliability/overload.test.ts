@@ -23,6 +23,25 @@ async function loggedService(options: Parameters<typeof startTestService>[0] = {
   return { svc, lines };
 }
 
+/**
+ * A logged service with `admission` for the tests of one describe: started
+ * before them (`use` takes it), closed after them.
+ */
+function withLoggedService(
+  admission: Admission,
+  use: (started: Awaited<ReturnType<typeof loggedService>>) => void | Promise<void>,
+) {
+  let svc: TestService | undefined;
+  beforeAll(async () => {
+    const started = await loggedService({ admission });
+    svc = started.svc;
+    await use(started);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+}
+
 /** The log lines that are not the one-per-request access line. */
 const failureLines = (lines: string[]) =>
   lines
@@ -78,12 +97,9 @@ describe("admission control", () => {
   let lines: string[];
   let quiz: QuizFixture;
 
-  beforeAll(async () => {
-    ({ svc, lines } = await loggedService({ admission }));
+  withLoggedService(admission, async (started) => {
+    ({ svc, lines } = started);
     quiz = await insertQuiz(svc.db);
-  });
-  afterAll(async () => {
-    await svc?.close();
   });
 
   it("sheds calls beyond the limit at once (REST 503 + Retry-After, RPC unavailable); a cancelled waiter leaves the queue", async () => {
@@ -149,11 +165,8 @@ describe("refusing before reading", () => {
   let svc: TestService;
   let lines: string[];
 
-  beforeAll(async () => {
-    ({ svc, lines } = await loggedService({ admission }));
-  });
-  afterAll(async () => {
-    await svc?.close();
+  withLoggedService(admission, (started) => {
+    ({ svc, lines } = started);
   });
 
   it("refuses a gRPC or Connect call before decoding it when no slot or queue place is left", async () => {
@@ -205,11 +218,8 @@ describe("waiting for a slot before reading", () => {
   let svc: TestService;
   let lines: string[];
 
-  beforeAll(async () => {
-    ({ svc, lines } = await loggedService({ admission }));
-  });
-  afterAll(async () => {
-    await svc?.close();
+  withLoggedService(admission, (started) => {
+    ({ svc, lines } = started);
   });
 
   it("queues a gRPC or Connect call undecoded: shed from the queue, it costs no decoding; given a slot, it is read", async () => {
@@ -264,11 +274,8 @@ describe("slots of calls that fail", () => {
   const admission = oneSlot(0);
   let svc: TestService;
 
-  beforeAll(async () => {
-    svc = await startTestService({ admission });
-  });
-  afterAll(async () => {
-    await svc?.close();
+  withLoggedService(admission, (started) => {
+    svc = started.svc;
   });
 
   it("frees the slot of a call refused for its input, over HTTP/1.1 and HTTP/2", async () => {
