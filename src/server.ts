@@ -49,7 +49,7 @@ import {
   reflectionService,
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
-import { observeRequests, requestId } from "./ops/request-log.js";
+import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
@@ -151,6 +151,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const admission = deps.admission ?? new Admission(admissionLimits(10));
   const logFailure = failureLog();
+  const requestLog = new RequestLog(deps.logger, metrics);
   const services: DescService[] = [
     PracticeSessionService,
     QuizService,
@@ -167,7 +168,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   );
 
   // Hooks on the root, before any route, so that every scope gets them.
-  observeRequests(app, metrics, procedurePaths(services));
+  observeRequests(app, requestLog, procedurePaths(services));
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);
 
@@ -228,7 +229,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
   });
-  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, metrics, logger: deps.logger };
+  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, requestLog };
   app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
   app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health });

@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { LogBudget } from "./log-budget.js";
 
 /** Warnings about shed load and client errors written per second at most (with a burst of as many). */
 const WARNINGS_PER_SECOND = 10;
@@ -24,29 +25,17 @@ export interface FailureLogger {
  * written says how many were left out (`suppressed`).
  */
 export function failureLog(): LogFailure {
-  let allowance = WARNINGS_PER_SECOND;
-  let last = performance.now();
-  let suppressed = 0;
+  const budget = new LogBudget(WARNINGS_PER_SECOND);
   return (log, err, status) => {
     if (status >= 500 && !LOAD_STATUSES.has(status)) {
       log.error({ err }, "request failed");
       return;
     }
-    const now = performance.now();
-    allowance = Math.min(
-      WARNINGS_PER_SECOND,
-      allowance + ((now - last) / 1000) * WARNINGS_PER_SECOND,
-    );
-    last = now;
-    if (allowance < 1) {
-      suppressed++;
-      return;
-    }
-    allowance -= 1;
+    const suppressed = budget.take();
+    if (suppressed === undefined) return;
     const connectErr = err instanceof ConnectError ? err : undefined;
     const cause = connectErr?.cause instanceof Error ? connectErr.cause.message : undefined;
     const reason = connectErr?.rawMessage ?? (err instanceof Error ? err.message : String(err));
     log.warn({ status, reason, cause, suppressed }, "request failed");
-    suppressed = 0;
   };
 }

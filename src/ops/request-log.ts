@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
 import type { App, AppRequest } from "../app-server.js";
+import { LogBudget } from "./log-budget.js";
 import type { Metrics, Transport } from "./metrics.js";
 import { decorateOutcome, outcomeOf } from "./outcome.js";
 
@@ -27,12 +28,10 @@ export function requestId(req: { headers: IncomingHttpHeaders }): string {
 
 /**
  * Adds to the root app (before any route) what every request gets: its id
- * echoed in `x-request-id`, one JSON log line when it ends (id, user,
- * transport, procedure, code, status, duration; never headers or bodies, so
- * no token), and a metrics sample. `rpcPaths` are the Connect procedures'
- * paths, to tell them from REST routes.
+ * echoed in `x-request-id`, and its line and metrics sample in `requestLog`.
+ * `rpcPaths` are the Connect procedures' paths, to tell them from REST routes.
  */
-export function observeRequests(app: App, metrics: Metrics, rpcPaths: Set<string>) {
+export function observeRequests(app: App, requestLog: RequestLog, rpcPaths: Set<string>) {
   decorateOutcome(app);
   // Label strings are made once per route, not once per request.
   app.addHook("onRoute", (route) => {
@@ -55,18 +54,11 @@ export function observeRequests(app: App, metrics: Metrics, rpcPaths: Set<string
         : "rest";
     const procedure = config.procedure ?? "unmatched";
     const { code, user } = outcomeOf(request, reply, transport);
-    const ms = reply.elapsedTime;
-    metrics.observe(transport, procedure, code, ms / 1000);
-    request.log[config.quiet ? "debug" : "info"](
-      {
-        user,
-        transport,
-        procedure,
-        code,
-        status: reply.statusCode,
-        ms: Math.round(ms * 10) / 10,
-      },
-      "request",
+    // The request's logger carries its id.
+    requestLog.record(
+      { user, transport, procedure, code, status: reply.statusCode, ms: reply.elapsedTime },
+      request.log,
+      config.quiet ? "debug" : "info",
     );
     done();
   });
@@ -85,10 +77,11 @@ export function rpcTransport(contentType: string | undefined): Transport {
   if (type.startsWith("application/grpc")) return "grpc";
   return "connect";
 }
-/** What the request log and metrics record of a call served outside Fastify. */
+/** What the request log and metrics record of a call. */
 export interface CallRecord {
-  reqId: string;
-  user: string;
+  /** Left out when the logger it is written with carries it (a Fastify request's). */
+  reqId?: string;
+  user: string | undefined;
   transport: Transport;
   procedure: string;
   code: string;
@@ -96,23 +89,60 @@ export interface CallRecord {
   ms: number;
 }
 
+/** What `RequestLog` needs of a logger: pino's, or a Fastify request's (a pino child, typed without `isLevelEnabled`). */
+type LineLogger = Pick<Logger, "info" | "debug"> & { isLevelEnabled?(level: string): boolean };
+
+/** Outcomes whose every line is written: served calls, and faults of ours. */
+const ALWAYS_LOGGED = new Set(["ok", "internal", "unknown", "data_loss"]);
+
 /**
- * The log line and metrics sample of a call the RPC adapters served without
- * Fastify (src/rpc/h2-stream-adapter.ts, http1-rpc-adapter.ts): the same
- * fields as the Fastify hooks' line, so logs and dashboards see one service.
+ * Lines a second, at most, of the other outcomes: calls refused or failed
+ * for the caller's doing (a bad token or input, shed load, a reset). A
+ * flood of them costs its sender next to nothing, and must not buy a log
+ * line each; metrics still count every one.
  */
-export function recordCall(logger: Logger, metrics: Metrics, call: CallRecord): void {
-  metrics.observe(call.transport, call.procedure, call.code, call.ms / 1000);
-  logger.info(
-    {
-      reqId: call.reqId,
-      user: call.user || undefined,
-      transport: call.transport,
-      procedure: call.procedure,
-      code: call.code,
-      status: call.status,
-      ms: Math.round(call.ms * 10) / 10,
-    },
-    "request",
-  );
+const REFUSED_LINES_PER_SECOND = 100;
+
+/**
+ * One JSON line per request when it ends (id, user, transport, procedure,
+ * code, status, duration; never headers or bodies, so no token) and its
+ * metrics sample. Calls served by the Fastify hooks (`observeRequests`) and
+ * by the RPC adapters (src/rpc/h2-stream-adapter.ts, http1-rpc-adapter.ts)
+ * write through the same one, so logs and dashboards see one service. Lines
+ * of refused calls are rate-limited (REFUSED_LINES_PER_SECOND); the next
+ * one written says how many were left out (`suppressed`).
+ */
+export class RequestLog {
+  readonly #refused = new LogBudget(REFUSED_LINES_PER_SECOND);
+
+  constructor(
+    /** Where the adapters' lines go (a Fastify request brings its own logger). */
+    readonly logger: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Records one call: its metrics sample, and its line in `log` at `level`. */
+  record(call: CallRecord, log: LineLogger = this.logger, level: "info" | "debug" = "info"): void {
+    this.metrics.observe(call.transport, call.procedure, call.code, call.ms / 1000);
+    // A line that would not be written takes nothing from the budget.
+    if (log.isLevelEnabled?.(level) === false) return;
+    let suppressed: number | undefined;
+    if (!ALWAYS_LOGGED.has(call.code)) {
+      suppressed = this.#refused.take();
+      if (suppressed === undefined) return;
+    }
+    log[level](
+      {
+        reqId: call.reqId,
+        user: call.user || undefined,
+        transport: call.transport,
+        procedure: call.procedure,
+        code: call.code,
+        status: call.status,
+        ms: Math.round(call.ms * 10) / 10,
+        suppressed: suppressed || undefined,
+      },
+      "request",
+    );
+  }
 }

@@ -1,10 +1,8 @@
 import type { IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import type { Logger } from "pino";
-import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
-import { recordCall, requestId, rpcTransport } from "../ops/request-log.js";
+import { type RequestLog, requestId, rpcTransport } from "../ops/request-log.js";
 import { clientGoneKey } from "./admission-interceptor.js";
 import { admitted, type EarlyAdmission, earlyAdmission, refusedAtOnce } from "./early-admission.js";
 import { respond, respondFixed } from "./h2-respond.js";
@@ -15,8 +13,8 @@ import type { UnaryAnswer, UnaryPath } from "./unary-call.js";
 
 export interface H2StreamAdapterOptions {
   readMaxBytes: number;
-  metrics: Metrics;
-  logger: Logger;
+  /** Each call's line and metrics sample; its logger takes our errors. */
+  requestLog: RequestLog;
 }
 
 /**
@@ -105,7 +103,7 @@ function serve(
           : new ConnectError("the stream closed", Code.Aborted),
       );
     }
-    recordCall(options.logger, options.metrics, {
+    options.requestLog.record({
       reqId,
       user,
       transport,
@@ -167,7 +165,7 @@ function serve(
   admitted(early, abort.signal, handler.method.name, contextValues, refuse, call).catch(
     (err: unknown) => {
       if (ConnectError.from(err).code !== Code.Aborted) {
-        options.logger.error({ err, reqId, procedure: path }, "rpc stream failed");
+        options.requestLog.logger.error({ err, reqId, procedure: path }, "rpc stream failed");
       }
       if (!stream.destroyed) stream.close(0x2); // INTERNAL_ERROR
     },
@@ -189,7 +187,7 @@ function answerAtOnce(
   stream.resume();
   respondFixed(stream, answer, reqId);
   const transport = rpcTransport(headers["content-type"]);
-  recordCall(options.logger, options.metrics, {
+  options.requestLog.record({
     reqId,
     user: "",
     transport,

@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
 import { universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import type { Logger } from "pino";
-import type { Metrics } from "../ops/metrics.js";
 import { outcomeCode } from "../ops/outcome.js";
-import { recordCall, requestId } from "../ops/request-log.js";
+import { type RequestLog, requestId } from "../ops/request-log.js";
 import { clientGoneKey } from "./admission-interceptor.js";
 import { admitted, earlyAdmission, refusedAtOnce } from "./early-admission.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
@@ -14,8 +12,8 @@ import type { UnaryAnswer } from "./unary-call.js";
 
 export interface Http1RpcAdapterOptions {
   readMaxBytes: number;
-  metrics: Metrics;
-  logger: Logger;
+  /** Each call's line and metrics sample; its logger takes our errors. */
+  requestLog: RequestLog;
 }
 
 /** Serves one HTTP/1.1 request if it is a unary Connect call of ours; false leaves it to Fastify. */
@@ -66,7 +64,7 @@ export function createHttp1RpcAdapter(
       if (!res.writableFinished) {
         abort.abort(new ConnectError("the client went away", Code.Canceled));
       }
-      recordCall(options.logger, options.metrics, {
+      options.requestLog.record({
         reqId,
         user,
         transport: "connect",
@@ -131,7 +129,7 @@ export function createHttp1RpcAdapter(
     admitted(early, abort.signal, handler.method.name, contextValues, refuse, call).catch(
       (err: unknown) => {
         if (ConnectError.from(err).code !== Code.Aborted) {
-          options.logger.error({ err, reqId, procedure: url }, "rpc request failed");
+          options.requestLog.logger.error({ err, reqId, procedure: url }, "rpc request failed");
         }
         if (!res.headersSent) res.statusCode = 500;
         res.destroy();
@@ -154,7 +152,7 @@ function answerAtOnce(
   req.resume();
   res.writeHead(answer.status, { "x-request-id": reqId, ...Object.fromEntries(answer.header) });
   res.end(answer.body);
-  recordCall(options.logger, options.metrics, {
+  options.requestLog.record({
     reqId,
     user: "",
     transport: "connect",

@@ -302,6 +302,68 @@ describe("slots of calls that fail", () => {
   });
 });
 
+describe("log lines of a flood of refused calls", () => {
+  // The one slot is held: every gRPC call is refused at once.
+  const admission = oneSlot(0);
+  let svc: TestService;
+  let lines: string[];
+
+  let quiz: QuizFixture;
+
+  withLoggedService(admission, async (started) => {
+    ({ svc, lines } = started);
+    quiz = await insertQuiz(svc.db);
+  });
+
+  it("writes at most 100 a second, each saying how many it left out; served calls all get theirs", async () => {
+    const busy = await admission.acquire();
+    const session = await h2Connect(svc.baseUrl);
+    const t0 = performance.now();
+    const shed = 400;
+    const shedRest = 300;
+    let statuses: number[];
+    try {
+      statuses = await Promise.all([
+        ...Array.from({ length: shed }, () => endStatus(grpcRequest(session, LIST_PATH, garbage))),
+        ...Array.from({ length: shedRest }, () =>
+          fetch(`${svc.baseUrl}/quizzes/1/sessions`).then((r) => r.status),
+        ),
+      ]);
+    } finally {
+      session.destroy();
+      busy();
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    expect(tally(statuses, String)).toEqual({ [Code.Unavailable]: shed, 503: shedRest });
+    // Served calls keep every line, flood or not.
+    for (let i = 0; i < 5; i++) {
+      expect((await svc.rest("u", "GET", `/quizzes/${quiz.quizId}/sessions`)).status).toBe(200);
+    }
+    // One more refused call, once the budget has a line again: it carries the last count.
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await fetch(`${svc.baseUrl}/quizzes/1/sessions`)).status).toBe(401);
+
+    const requests = lines
+      .map((l) => JSON.parse(l) as { msg: string; code?: string; suppressed?: number })
+      .filter((l) => l.msg === "request");
+    const refused = requests.filter(
+      (l) => l.code === "unavailable" || l.code === "unauthenticated",
+    );
+    const leftOut = refused.reduce((sum, l) => sum + (l.suppressed ?? 0), 0);
+    expect(requests.filter((l) => l.code === "ok")).toHaveLength(5);
+    reportFigures("log of a flood of refused calls", {
+      calls: shed + shedRest + 1,
+      seconds: Number(seconds.toFixed(2)),
+      lines: refused.length,
+      leftOut,
+      bytes: lines.join("\n").length,
+    });
+    expect(refused.length).toBeLessThanOrEqual(100 + Math.ceil(100 * seconds) + 1);
+    // Every refused call is either written or counted in a later line.
+    expect(refused.length + leftOut).toBe(shed + shedRest + 1);
+  });
+});
+
 describe.skipIf(testStore() === "sqlite")("logs during a database outage", () => {
   it("logs shed requests at warn without stacks, rate-limited", async () => {
     const { svc, lines } = await loggedService({ proxy: true });
