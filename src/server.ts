@@ -59,6 +59,7 @@ import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-ada
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc } from "./rpc/practice-routes.js";
 import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
+import { putShortPaths } from "./rpc/short-path-handler.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -221,14 +222,23 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       ],
     },
   ];
-  for (const group of rpcGroups)
-    await app.register(fastifyConnectPlugin, { ...rpcOptions, ...group });
   // RPCs from servers and tools skip Fastify (see one-port.ts): the same
   // routes and interceptors, a leaner path.
   const table = buildRpcTable(rpcGroups, {
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
   });
+  for (const group of rpcGroups) {
+    await app.register(fastifyConnectPlugin, {
+      ...rpcOptions,
+      ...group,
+      // Browser calls get the same short paths (rpc/short-path-handler.ts).
+      routes: (router) => {
+        group.routes(router);
+        putShortPaths(router.handlers, table, MAX_BODY_BYTES);
+      },
+    });
+  }
   const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, requestLog };
   app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
   app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));

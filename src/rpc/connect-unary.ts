@@ -14,7 +14,7 @@ import {
 import type { UnaryPathOptions } from "./grpc-unary.js";
 import { binaryEncoderFor } from "./session-binary.js";
 import { jsonEncoderFor } from "./session-json.js";
-import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
+import { type UnaryPath, type UnarySpec, unaryContext, unparsedMessage } from "./unary-call.js";
 
 /**
  * A unary Connect-protocol POST (`application/json` or `application/proto`)
@@ -26,8 +26,9 @@ import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
  * It leaves to Connect's handler (returns undefined before anything runs)
  * any call it would not answer exactly alike: another content type (a
  * charset parameter, say), a compressed request, a bad `connect-timeout-ms`,
- * an unknown accepted encoding, a body over `readMaxBytes` or one that does
- * not parse, a `content-length` that does not match the body.
+ * an unknown accepted encoding, a body over `readMaxBytes`, a
+ * `content-length` that does not match the body. A message that does not
+ * parse is answered here: `invalid_argument` (see `unparsedMessage`).
  */
 export function connectUnaryPath(
   spec: UnarySpec,
@@ -77,42 +78,46 @@ export function connectUnaryPath(
     ) {
       return undefined;
     }
-    let input: ReturnType<ReturnType<typeof serialization.getI>["parse"]>;
-    try {
-      input = serialization.getI(binary).parse(call.body);
-    } catch {
-      return undefined;
-    }
-
     const header = new Headers({ "content-type": type });
     const trailer = new Headers();
-    const { context, cleanup } = unaryContext(
-      spec,
-      "connect",
-      call,
-      timeout.timeoutMs,
-      header,
-      trailer,
-    );
     let status = 200;
-    let body: Uint8Array;
-    try {
-      const output = await invokeUnaryImplementation(spec, context, input, interceptors);
-      body = serialize(binary, output);
-    } catch (err) {
-      const error =
-        err instanceof ConnectError
-          ? err
-          : new ConnectError("internal error", Code.Internal, undefined, undefined, err);
+    const fail = (error: ConnectError) => {
       status = codeToHttpStatus(error.code);
       header.set("content-type", "application/json");
       error.metadata.forEach((value, key) => {
         header.set(key, value);
       });
-      body = errorToJsonBytes(error, undefined);
-    } finally {
-      cleanup();
-    }
+      return errorToJsonBytes(error, undefined);
+    };
+    const run = async (): Promise<Uint8Array> => {
+      let input: ReturnType<ReturnType<typeof serialization.getI>["parse"]>;
+      try {
+        input = serialization.getI(binary).parse(call.body);
+      } catch (e) {
+        return fail(unparsedMessage(call, ConnectError.from(e)));
+      }
+      const { context, cleanup } = unaryContext(
+        spec,
+        "connect",
+        call,
+        timeout.timeoutMs,
+        header,
+        trailer,
+      );
+      try {
+        const output = await invokeUnaryImplementation(spec, context, input, interceptors);
+        return serialize(binary, output);
+      } catch (err) {
+        return fail(
+          err instanceof ConnectError
+            ? err
+            : new ConnectError("internal error", Code.Internal, undefined, undefined, err),
+        );
+      } finally {
+        cleanup();
+      }
+    };
+    let body = await run();
     if (compression.response && body.byteLength >= options.compressMinBytes) {
       body = await compression.response.compress(body);
       header.set("content-encoding", compression.response.name);

@@ -6,8 +6,15 @@ import {
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
 import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { binaryEncoderFor } from "./session-binary.js";
-import { type UnaryPath, type UnarySpec, unaryContext } from "./unary-call.js";
+import {
+  type UnaryAnswer,
+  type UnaryPath,
+  type UnarySpec,
+  unaryContext,
+  unparsedMessage,
+} from "./unary-call.js";
 
 export interface UnaryPathOptions {
   readMaxBytes: number;
@@ -16,7 +23,7 @@ export interface UnaryPathOptions {
 }
 
 /**
- * Unary gRPC (binary protobuf) without Connect's streaming pipeline: Connect
+ * Unary gRPC and gRPC-Web (binary protobuf) without Connect's streaming pipeline: Connect
  * runs every call, unary or not, through about ten chained async generators
  * (envelope split, decompress, parse, invoke, serialize, compress, join,
  * catch) plus a handler context with three AbortControllers, aborted with an
@@ -27,9 +34,11 @@ export interface UnaryPathOptions {
  *
  * It only takes what it answers exactly as Connect would: a body of exactly
  * one well-formed envelope within `readMaxBytes`, a content type of
- * `application/grpc` or `application/grpc+proto`, a valid `grpc-timeout`, a
- * known encoding, a message that parses. Anything else returns undefined
- * before any interceptor or handler runs, and Connect's own handler answers.
+ * `application/grpc` or `application/grpc+proto` (gRPC-Web: the same with
+ * `-web`, the trailers as the body's last envelope), a valid `grpc-timeout`, a
+ * known encoding. Anything else returns undefined before any interceptor or
+ * handler runs, and Connect's own handler answers. A message that does not
+ * parse is answered here: `invalid_argument` (see `unparsedMessage`).
  */
 export function grpcUnaryPath(
   spec: UnarySpec,
@@ -48,7 +57,8 @@ export function grpcUnaryPath(
     });
   return async (call) => {
     const type = call.header.get("content-type");
-    if (type !== "application/grpc" && type !== "application/grpc+proto") return undefined;
+    const web = type === "application/grpc-web" || type === "application/grpc-web+proto";
+    if (!web && type !== "application/grpc" && type !== "application/grpc+proto") return undefined;
     const timeout = parseTimeout(call.header.get("grpc-timeout"), Number.MAX_SAFE_INTEGER);
     const compression = compressionNegotiate(
       options.acceptCompression,
@@ -61,24 +71,42 @@ export function grpcUnaryPath(
     const flags = body[0] as number;
     const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
     if (length !== body.length - 5 || length > options.readMaxBytes || flags > 1) return undefined;
-    let input: ReturnType<typeof fromBinary>;
-    try {
-      let bytes = body.subarray(5);
-      if (flags === 1) {
-        if (compression.request === null) return undefined;
+    let bytes = body.subarray(5);
+    if (flags === 1) {
+      if (compression.request === null) return undefined;
+      try {
         bytes = await compression.request.decompress(bytes, options.readMaxBytes);
+      } catch {
+        return undefined;
       }
-      input = fromBinary(method.input, bytes);
-    } catch {
-      return undefined;
     }
 
-    const header = new Headers({ "content-type": "application/grpc+proto" });
+    const header = new Headers({
+      "content-type": web ? "application/grpc-web+proto" : "application/grpc+proto",
+    });
     if (compression.response) header.set("grpc-encoding", compression.response.name);
     const trailer = new Headers({ "grpc-status": "0" });
+    // gRPC-Web sends the trailers as the body's last envelope.
+    const answer = async (framed: Buffer | undefined): Promise<UnaryAnswer> => {
+      if (!web) return { status: 200, header, body: framed, trailer };
+      const fields = trailerSerialize(trailer);
+      const framedFields = Buffer.allocUnsafe(fields.length + 5);
+      framedFields.set(fields, 5);
+      const last = await envelope(framedFields, trailerFlag, compression.response, options);
+      return { status: 200, header, body: framed ? Buffer.concat([framed, last]) : last };
+    };
+    let input: ReturnType<typeof fromBinary>;
+    try {
+      input = fromBinary(method.input, bytes);
+    } catch (e) {
+      // In the words of Connect's binary serialization.
+      const m = e instanceof Error ? e.message : String(e);
+      setTrailerStatus(trailer, unparsedMessage(call, new ConnectError(`parse binary: ${m}`)));
+      return answer(undefined);
+    }
     const { context, cleanup } = unaryContext(
       spec,
-      "grpc",
+      web ? "grpc-web" : "grpc",
       call,
       timeout.timeoutMs,
       header,
@@ -87,17 +115,7 @@ export function grpcUnaryPath(
     try {
       const output = await invokeUnaryImplementation(spec, context, input, interceptors);
       // The message is written after five free bytes: the envelope goes there.
-      let framed = encode(output, 5);
-      let flag = 0;
-      if (compression.response && framed.length - 5 >= options.compressMinBytes) {
-        const bytes = await compression.response.compress(framed.subarray(5));
-        framed = Buffer.allocUnsafe(bytes.length + 5);
-        framed.set(bytes, 5);
-        flag = 1;
-      }
-      framed[0] = flag;
-      framed.writeUInt32BE(framed.length - 5, 1);
-      return { status: 200, header, body: framed, trailer };
+      return answer(await envelope(encode(output, 5), 0, compression.response, options));
     } catch (err) {
       setTrailerStatus(
         trailer,
@@ -105,9 +123,33 @@ export function grpcUnaryPath(
           ? err
           : new ConnectError("internal error", Code.Internal, undefined, undefined, err),
       );
-      return { status: 200, header, body: undefined, trailer };
+      return answer(undefined);
     } finally {
       cleanup();
     }
   };
+}
+
+/**
+ * `framed` (its payload after five free bytes) as one envelope with `flag`:
+ * compressed, and flagged so, when `compression` is negotiated and the
+ * payload is at least `compressMinBytes`, as Connect's envelopes are.
+ */
+async function envelope(
+  framed: Buffer,
+  flag: number,
+  compression: Compression | null,
+  options: { compressMinBytes: number },
+): Promise<Buffer> {
+  let out = framed;
+  let flags = flag;
+  if (compression && framed.length - 5 >= options.compressMinBytes) {
+    const bytes = await compression.compress(framed.subarray(5));
+    out = Buffer.allocUnsafe(bytes.length + 5);
+    out.set(bytes, 5);
+    flags |= 1;
+  }
+  out[0] = flags;
+  out.writeUInt32BE(out.length - 5, 1);
+  return out;
 }

@@ -9,7 +9,7 @@ import { respond, respondFixed } from "./h2-respond.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import type { RpcTable } from "./rpc-routes.js";
 import { connectionKey } from "./stream-limits.js";
-import type { UnaryAnswer, UnaryPath } from "./unary-call.js";
+import { bodyCapFor, once, type UnaryAnswer, type UnaryPath } from "./unary-call.js";
 
 export interface H2StreamAdapterOptions {
   readMaxBytes: number;
@@ -53,8 +53,7 @@ export function createH2StreamAdapter(
 ): H2StreamHandler {
   const paths = table.handlers;
   const unaryPaths = table.unary;
-  // An envelope (5 bytes) more than the limit, and one byte to tell "over".
-  const bodyCap = options.readMaxBytes + 6;
+  const bodyCap = bodyCapFor(options.readMaxBytes);
 
   return (stream, headers) => {
     const rawPath = headers[":path"] ?? "";
@@ -217,21 +216,6 @@ function readWhole(stream: ServerHttp2Stream, cap: number): Promise<Uint8Array> 
     stream.once("end", done);
     stream.once("close", done);
   });
-}
-
-function once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      let sent = false;
-      return {
-        next: async () => {
-          if (sent) return { done: true, value: undefined };
-          sent = true;
-          return { done: false, value: bytes };
-        },
-      };
-    },
-  };
 }
 
 function webHeaders(headers: IncomingHttpHeaders): Headers {

@@ -6,6 +6,7 @@ import {
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import { abortMeansGoneKey } from "./deadline-interceptor.js";
+import { callOutcomeKey } from "./outcome-interceptor.js";
 
 /** A unary RPC as the short paths see it: the whole request in hand. */
 export interface UnaryCall {
@@ -86,3 +87,41 @@ function deadlineSignal(
     },
   };
 }
+
+/**
+ * The error for a request message that does not parse: `invalid_argument`,
+ * the caller's fault, with the parser's words. Connect's own handler says
+ * `internal` (a 500) for binary it cannot parse (connect-go and gRPC's
+ * Go server say invalid_argument and internal); a short path answers it
+ * instead, before any interceptor, as Connect's handler would, and reports
+ * the outcome itself.
+ */
+export function unparsedMessage(call: UnaryCall, error: ConnectError): ConnectError {
+  call.contextValues.get(callOutcomeKey)?.settle("invalid_argument", "");
+  return error.code === Code.InvalidArgument
+    ? error
+    : new ConnectError(error.rawMessage, Code.InvalidArgument);
+}
+
+/** `bytes` as a request or response body of one chunk. */
+export function once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      let sent = false;
+      return {
+        next: async () => {
+          if (sent) return { done: true, value: undefined };
+          sent = true;
+          return { done: false, value: bytes };
+        },
+      };
+    },
+  };
+}
+
+/**
+ * How much of a unary request body to read: an envelope (5 bytes) more than
+ * `readMaxBytes`, and one byte to tell "over". Past it, Connect answers
+ * `resource_exhausted` from what was read.
+ */
+export const bodyCapFor = (readMaxBytes: number) => readMaxBytes + 6;

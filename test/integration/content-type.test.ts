@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { endStatus, grpcFrame, grpcRequest, h2Connect } from "../support/h2-raw.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let svc: TestService;
@@ -68,5 +69,58 @@ describe("a REST body that is not declared as JSON", () => {
       body: JSON.stringify({ question_id: quiz.questionIds[1], user_answer: "A2" }),
     });
     expect(res.status).toBe(201);
+  });
+});
+
+describe("an RPC message that does not parse", () => {
+  const path = "/practice.v1.PracticeSessionService/SubmitAnswer";
+  // A field 1 (length-delimited) that claims more bytes than follow.
+  const garbage = new Uint8Array([0x0a, 0x7f, 0x31]);
+
+  it("is invalid_argument over Connect (400) and gRPC, not Connect's internal 500, and nothing is written", async () => {
+    const before = await countRows(svc.db, "practice_session_answers");
+    const headers = { ...(await svc.auth(USER)), "content-type": "application/proto" };
+    // With an Origin, as from a browser, Connect's Fastify plugin serves the call.
+    for (const origin of [{}, { origin: "http://elsewhere.example" }] as Record<string, string>[]) {
+      const res = await fetch(`${svc.baseUrl}${path}`, {
+        method: "POST",
+        headers: { ...headers, ...origin },
+        body: garbage,
+      });
+      expect([res.status, await res.json()]).toEqual([
+        400,
+        { code: "invalid_argument", message: "parse binary: premature EOF" },
+      ]);
+    }
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      for (const origin of [{}, { origin: "http://elsewhere.example" }] as Record<
+        string,
+        string
+      >[]) {
+        const http2 = session.request({ ":method": "POST", ":path": path, ...headers, ...origin });
+        const status = new Promise((resolve) => http2.on("response", (h) => resolve(h[":status"])));
+        http2.end(garbage);
+        http2.resume();
+        expect(await status).toBe(400);
+      }
+      const grpc = await endStatus(grpcRequest(session, path, grpcFrame(garbage)));
+      expect(grpc).toBe(3); // INVALID_ARGUMENT
+      // gRPC-Web: the status is in the body's last envelope.
+      const web = session.request({
+        ":method": "POST",
+        ":path": path,
+        "content-type": "application/grpc-web+proto",
+      });
+      const chunks: Buffer[] = [];
+      web.on("data", (c: Buffer) => chunks.push(c));
+      const ended = new Promise((resolve) => web.on("end", resolve));
+      web.end(grpcFrame(garbage));
+      await ended;
+      expect(Buffer.concat(chunks).toString("latin1")).toMatch(/grpc-status: 3\r\n/);
+    } finally {
+      session.destroy();
+    }
+    expect(await countRows(svc.db, "practice_session_answers")).toBe(before);
   });
 });

@@ -142,6 +142,43 @@ describe("gRPC clients over HTTP/2", () => {
     }
   });
 
+  it("answers unary gRPC-Web on its short path exactly as Connect's own handler does: headers, message, trailer envelope", async () => {
+    const auth = await svc.auth(USER);
+    const missing = Buffer.from(
+      toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId: "999999" })),
+    );
+    // A page big enough to be compressed, with the gzip it accepts.
+    const big = Buffer.from(
+      toBinary(
+        ListSessionsRequestSchema,
+        create(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: 100 }),
+      ),
+    );
+    for (const [message, extra] of [
+      [listBytes(), {}],
+      [big, { "grpc-accept-encoding": "gzip", "grpc-timeout": "5S" }],
+      [missing, { "grpc-accept-encoding": "gzip" }],
+      [listBytes(), { authorization: "Bearer nope" }],
+    ] as const) {
+      for (const type of ["application/grpc-web+proto", "application/grpc-web"]) {
+        const short = await h2Exchange(
+          svc.baseUrl,
+          LIST,
+          { ...auth, "content-type": type, ...extra },
+          envelope(message),
+        );
+        const connect = await h2Exchange(
+          svc.baseUrl,
+          LIST,
+          { ...auth, "content-type": type.replace("application", "Application"), ...extra },
+          envelope(message),
+        );
+        expect(short).toEqual(connect);
+        expect(Buffer.from(short.data, "hex").toString("latin1")).toMatch(/grpc-status: \d+/);
+      }
+    }
+  });
+
   it("gives grpc-js the same page bytes as Connect over HTTP/1.1, its request id and metadata", async () => {
     const client = new grpc.Client(host(), grpc.credentials.createInsecure());
     try {

@@ -68,18 +68,17 @@ export function checkRest(world: FuzzWorld, r: RestRequest, { res, text }: Answe
 }
 
 /**
- * The two 5xx answers Connect gives to client input, both decided by the
- * library, not this service (see docs/reliability.md): `unimplemented` (501)
- * for a request compression it does not support, as the Connect protocol
- * prescribes, and `internal` (500) for a body that is not valid protobuf
- * (connect-es; connect-go says invalid_argument).
+ * The one 5xx answer Connect gives to client input, decided by the library,
+ * not this service (see docs/reliability.md): `unimplemented` (501) for a
+ * request compression it does not support, as the Connect protocol
+ * prescribes. (A body that is not valid protobuf, which connect-es calls
+ * `internal`, is `invalid_argument` here: rpc/unary-call.ts.)
  */
 const KNOWN_5XX = [
   {
     code: "unimplemented",
     message: /^unknown compression ".*": supported encodings are gzip,br$/s,
   },
-  { code: "internal", message: /^parse binary: / },
 ];
 
 /** Checks a Connect answer against the expected code(s) and the error shape; records it. */
