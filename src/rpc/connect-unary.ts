@@ -14,7 +14,13 @@ import {
 import type { UnaryPathOptions } from "./grpc-unary.js";
 import { binaryEncoderFor } from "./session-binary.js";
 import { jsonEncoderFor } from "./session-json.js";
-import { type UnaryPath, type UnarySpec, unaryContext, unparsedMessage } from "./unary-call.js";
+import {
+  callError,
+  type UnaryPath,
+  type UnarySpec,
+  unaryContext,
+  unparsedMessage,
+} from "./unary-call.js";
 
 /**
  * A unary Connect-protocol POST (`application/json` or `application/proto`)
@@ -108,11 +114,7 @@ export function connectUnaryPath(
         const output = await invokeUnaryImplementation(spec, context, input, interceptors);
         return serialize(binary, output);
       } catch (err) {
-        return fail(
-          err instanceof ConnectError
-            ? err
-            : new ConnectError("internal error", Code.Internal, undefined, undefined, err),
-        );
+        return fail(callError(err));
       } finally {
         cleanup();
       }

@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
@@ -9,6 +9,7 @@ import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grp
 import { trailerFlag, trailerSerialize } from "@connectrpc/connect/protocol-grpc-web";
 import { binaryEncoderFor } from "./session-binary.js";
 import {
+  callError,
   type UnaryAnswer,
   type UnaryPath,
   type UnarySpec,
@@ -117,12 +118,7 @@ export function grpcUnaryPath(
       // The message is written after five free bytes: the envelope goes there.
       return answer(await envelope(encode(output, 5), 0, compression.response, options));
     } catch (err) {
-      setTrailerStatus(
-        trailer,
-        err instanceof ConnectError
-          ? err
-          : new ConnectError("internal error", Code.Internal, undefined, undefined, err),
-      );
+      setTrailerStatus(trailer, callError(err));
       return answer(undefined);
     } finally {
       cleanup();

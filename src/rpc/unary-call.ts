@@ -5,6 +5,7 @@ import {
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
+import { errors } from "../domain/errors.js";
 import { abortMeansGoneKey } from "./deadline-interceptor.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 
@@ -125,3 +126,8 @@ export function once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
  * `resource_exhausted` from what was read.
  */
 export const bodyCapFor = (readMaxBytes: number) => readMaxBytes + 6;
+
+/** What a failed call answers, as Connect's handler says it: a ConnectError as it is, anything else `internal`. */
+export function callError(err: unknown): ConnectError {
+  return err instanceof ConnectError ? err : errors.internal(err);
+}

@@ -42,6 +42,18 @@ function withLoggedService(
   });
 }
 
+/**
+ * `withLoggedService` with a quiz inserted before the tests: the returned
+ * object is filled in by then.
+ */
+function withQuizService(admission: Admission) {
+  const ctx = {} as { svc: TestService; lines: string[]; quiz: QuizFixture };
+  withLoggedService(admission, async (started) => {
+    Object.assign(ctx, started, { quiz: await insertQuiz(started.svc.db) });
+  });
+  return ctx;
+}
+
 /** The log lines that are not the one-per-request access line. */
 const failureLines = (lines: string[]) =>
   lines
@@ -93,16 +105,10 @@ const oneSlot = (maxQueued = 1, waitMs = 5000) =>
 
 describe("admission control", () => {
   const admission = oneSlot();
-  let svc: TestService;
-  let lines: string[];
-  let quiz: QuizFixture;
-
-  withLoggedService(admission, async (started) => {
-    ({ svc, lines } = started);
-    quiz = await insertQuiz(svc.db);
-  });
+  const ctx = withQuizService(admission);
 
   it("sheds calls beyond the limit at once (REST 503 + Retry-After, RPC unavailable); a cancelled waiter leaves the queue", async () => {
+    const { svc, lines, quiz } = ctx;
     const list = `/quizzes/${quiz.quizId}/sessions`;
     const t0 = performance.now();
     // The one slot is busy (held here, as a slow request would hold it).
@@ -305,17 +311,10 @@ describe("slots of calls that fail", () => {
 describe("log lines of a flood of refused calls", () => {
   // The one slot is held: every gRPC call is refused at once.
   const admission = oneSlot(0);
-  let svc: TestService;
-  let lines: string[];
-
-  let quiz: QuizFixture;
-
-  withLoggedService(admission, async (started) => {
-    ({ svc, lines } = started);
-    quiz = await insertQuiz(svc.db);
-  });
+  const ctx = withQuizService(admission);
 
   it("writes at most 100 a second, each saying how many it left out; served calls all get theirs", async () => {
+    const { svc, lines, quiz } = ctx;
     const busy = await admission.acquire();
     const session = await h2Connect(svc.baseUrl);
     const t0 = performance.now();
