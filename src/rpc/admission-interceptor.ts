@@ -1,21 +1,19 @@
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
-import { type Admission, abortError, type Release } from "../ops/admission.js";
+import { type Admission, abortError, acquireWithin, type Release } from "../ops/admission.js";
 
 /**
  * Whether the call's client has already gone (its stream reset or closed,
  * its connection closed): set by whatever serves the call (server.ts for
- * Fastify, the HTTP/2 and HTTP/1.1 adapters), which know the stream. An
- * abort signal alone may not tell yet.
+ * Fastify), which knows the stream. An abort signal alone may not tell yet.
  */
 export const clientGoneKey = createContextKey<() => boolean>(() => false, {
   description: "whether the call's client has gone",
 });
 
 /**
- * A slot the transport took for the call before decoding it
- * (early-admission.ts): the interceptor uses it instead of asking for
- * another. The transport releases it too once the call is over, in case the
- * call failed before reaching the interceptor (releasing twice is harmless).
+ * A slot the transport took for the call before decoding it: the
+ * interceptor uses it instead of asking for another. The transport releases
+ * it too once the call is over (releasing twice is harmless).
  */
 export const heldSlotKey = createContextKey<Release | undefined>(undefined, {
   description: "a slot the transport took for the call",
@@ -23,19 +21,23 @@ export const heldSlotKey = createContextKey<Release | undefined>(undefined, {
 
 /**
  * Runs a unary call only if its client is still there and admission
- * control gives it a slot: a stream the client reset before its handler
- * started never reaches the handler (nor the database), and a call over
- * the limit is refused at once with `unavailable`. The slot is held until
- * the handler really finishes, so put this inside the deadline interceptor.
+ * control gives it a slot. Put it last, after the deadline and the token
+ * check: by then Connect has read and size-checked the whole request, so a
+ * slot counts work, never a slow sender or a caller without a token. A call
+ * waits for its slot until `timeoutMs` (the server's deadline) or its own
+ * deadline passes, or its client leaves; a stream the client reset never
+ * reaches the handler (nor the database). Streams are not admitted here.
  */
-export function admissionInterceptor(admission: Admission): Interceptor {
+export function admissionInterceptor(admission: Admission, timeoutMs: number): Interceptor {
   return (next) => async (req) => {
+    if (req.stream) return next(req);
     const clientGone = req.contextValues.get(clientGoneKey);
     const gone = () => req.signal.aborted || clientGone();
     // The signal says why (a deadline already passed, or the client left).
     if (gone()) throw abortError(req.signal);
     const release =
-      req.contextValues.get(heldSlotKey) ?? (await admission.acquire(req.signal, req.method.name));
+      req.contextValues.get(heldSlotKey) ??
+      (await acquireWithin(admission, req.signal, req.method.name, timeoutMs));
     let succeeded = false;
     try {
       // It may have left while waiting for its slot.

@@ -30,20 +30,21 @@ export interface PracticeRpcOptions {
  * `createRouterTransport` (the same routes, no socket).
  */
 export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
-  const { admission, onFailure } = options;
   return {
     routes: (router) => {
       router.service(PracticeSessionService, practiceSessionService(options.sessions));
       router.service(QuizService, quizService(options.quizzes));
     },
     // outcomeInterceptor first (outermost): it sees the errors of the others.
-    // Admission inside the deadline: the slot is held while the handler really runs.
+    // Admission last: a slot goes only to a call whose token is verified and
+    // whose whole request is read, and is held while the handler really runs.
     interceptors: [
       outcomeInterceptor(options.onFailure),
       deadlineInterceptor(options.requestTimeoutMs),
-      ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),
+      ...(options.admission
+        ? [admissionInterceptor(options.admission, options.requestTimeoutMs)]
+        : []),
     ],
-    ...(admission ? { shedGuard: { admission, ...(onFailure ? { onFailure } : {}) } } : {}),
   };
 }
