@@ -1,6 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { sql } from "kysely";
+import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Health,
@@ -112,6 +113,25 @@ describe("health", () => {
         ServingStatus.SERVING,
       ]);
       watcher.close();
+    },
+  );
+
+  it.skipIf(testStore() === "sqlite")(
+    "is not ready while a real table cannot be read, though SELECT 1 answers",
+    async () => {
+      expect(await eventually(readyz, 200)).toBe(200);
+      const locker = await createConnection({ uri: svc.database.url });
+      await locker.query("LOCK TABLES practice_sessions WRITE");
+      try {
+        expect(await eventually(readyz, 503)).toBe(503);
+        expect(await eventually(check, ServingStatus.NOT_SERVING)).toBe(ServingStatus.NOT_SERVING);
+        // The process is up: liveness says so.
+        expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+      } finally {
+        await locker.query("UNLOCK TABLES");
+        await locker.end();
+      }
+      expect(await eventually(readyz, 200)).toBe(200);
     },
   );
 
