@@ -144,8 +144,10 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
     reads: deps.reads,
-    // Retrying past the deadline would only work for an answer nobody reads.
-    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
+    // Retrying past the deadline would only work for an answer nobody reads;
+    // no retry starts in the second half, so the last attempt still ends in
+    // time to answer `unavailable` rather than be cut off by the deadline.
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs / 2 },
   });
   const quizzes = new Quizzes(deps.db, deps.reads);
   const health = deps.health ?? new HealthMonitor(deps.db);
