@@ -4,7 +4,13 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import {
+  constants,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { App } from "./app-server.js";
 import {
@@ -85,6 +91,7 @@ export function servePort(app: App, tls: boolean): OnePortServer {
     guardHttp2Session(session);
     session.once("close", () => sessions.delete(session));
   });
+  h2.on("stream", cutOffUnfinished);
 
   const server = createNetServer((socket) => {
     sockets.add(socket);
@@ -137,6 +144,32 @@ export function servePort(app: App, tls: boolean): OnePortServer {
     },
   };
 }
+
+/**
+ * An HTTP/2 request that has not ended (END_STREAM) within
+ * REQUEST_READ_TIMEOUT_MS is reset (CANCEL): a slow or stalled sender
+ * holds a stream of its connection's 100 for seconds, not forever.
+ * Reflection is a conversation whose request stays open on purpose.
+ */
+function cutOffUnfinished(
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+): void {
+  // END_STREAM on the HEADERS: a request without a body, ended already.
+  if (flags & constants.NGHTTP2_FLAG_END_STREAM) return;
+  if (headers[":path"]?.startsWith(LONG_REQUESTS)) return;
+  const timer = setTimeout(() => {
+    if (!stream.readableEnded && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+  }, REQUEST_READ_TIMEOUT_MS);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  stream.once("end", clear);
+  stream.once("close", clear);
+}
+
+/** Paths whose requests last as long as the conversation (bidirectional streams). */
+const LONG_REQUESTS = "/grpc.reflection.";
 
 type StreamListener = (
   stream: ServerHttp2Stream,

@@ -152,6 +152,25 @@ describe("slow senders", () => {
   }, 20_000);
 });
 
+describe("unfinished HTTP/2 requests", () => {
+  it("resets a gRPC stream whose request has not ended within the read limit", async () => {
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      const stream = unfinishedGrpc(session, await svc.token("stalled"));
+      const t0 = performance.now();
+      const status = await endStatus(stream);
+      reportFigures("unfinished HTTP/2 request", {
+        status,
+        seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+      });
+      // Reset (CANCEL) or answered with an error: not left open.
+      expect(status).not.toBe(0);
+    } finally {
+      session.destroy();
+    }
+  }, 30_000);
+});
+
 describe("twice the saturating load", () => {
   it("refuses the excess with 503 + Retry-After / unavailable, and /healthz answers", async () => {
     const headers = await svc.auth("load");
