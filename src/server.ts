@@ -220,7 +220,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       },
       interceptors: [
         outcomeInterceptor(onFailure),
-        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
+        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS, health.drainSignal),
       ],
     },
   ];

@@ -42,6 +42,7 @@ export class HealthMonitor {
   #probing: Promise<boolean> | undefined;
   #probedAt = Number.NEGATIVE_INFINITY;
   #listeners = new Set<() => void>();
+  readonly #drain = new AbortController();
   readonly #probe: () => Promise<unknown>;
 
   constructor(
@@ -55,10 +56,16 @@ export class HealthMonitor {
     return this.#draining;
   }
 
+  /** Aborts when the service starts draining: long streams end then. */
+  get drainSignal(): AbortSignal {
+    return this.#drain.signal;
+  }
+
   /** From now on the service reports NOT_SERVING; Watch streams hear it at once. */
   startDraining(): void {
     this.#draining = true;
     for (const listener of this.#listeners) listener();
+    this.#drain.abort();
   }
 
   /**

@@ -1,4 +1,5 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { shuttingDown } from "../ops/health-service.js";
 
 /**
  * The connection a call came on (an HTTP/2 session, an HTTP/1.1 socket):
@@ -37,11 +38,15 @@ export const STREAM_LIMITS: StreamLimits = {
  * ended after `lifetimeMs`. A slot is freed when the stream ends or its
  * client goes, whichever comes first. Unary calls pass through.
  */
-export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): Interceptor {
+export function streamLimitsInterceptor(
+  limits: StreamLimits = STREAM_LIMITS,
+  drain?: AbortSignal,
+): Interceptor {
   const perConnection = new WeakMap<object, number>();
   let total = 0;
   return (next) => async (req) => {
     if (!req.stream) return next(req);
+    if (drain?.aborted) throw shuttingDown();
     const connection: object = req.contextValues.get(connectionKey) ?? fallbackConnection;
     const open = perConnection.get(connection) ?? 0;
     if (open >= limits.perConnection || total >= limits.total) {
@@ -56,11 +61,20 @@ export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): I
       released = true;
       clearTimeout(timer);
       req.signal.removeEventListener("abort", release);
+      drain?.removeEventListener("abort", onDrain);
       total--;
       perConnection.set(connection, (perConnection.get(connection) ?? 1) - 1);
     };
     const timer = setTimeout(() => lifetime.abort(), limits.lifetimeMs);
     req.signal.addEventListener("abort", release, { once: true });
+    // A drain ends the stream with `unavailable`, after what the handler
+    // says at once (a Watch's NOT_SERVING).
+    let draining = false;
+    const onDrain = () => {
+      draining = true;
+      setImmediate(() => lifetime.abort());
+    };
+    drain?.addEventListener("abort", onDrain, { once: true });
     let res: Awaited<ReturnType<typeof next>>;
     try {
       // The handler sees the end of its lifetime as an abort of its signal.
@@ -84,6 +98,7 @@ export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): I
           for (;;) {
             // A handler waiting for its client (reflection) would not notice the abort.
             const item = await Promise.race([messages.next(), ended]);
+            if (item.done && draining) throw shuttingDown();
             if (item.done) return;
             yield item.value;
           }
