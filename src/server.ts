@@ -20,6 +20,7 @@ import {
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
 import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
+import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
@@ -28,7 +29,6 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
-import { errors } from "./domain/errors.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
@@ -42,7 +42,6 @@ import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
-import { opsRoutes } from "./ops/ops-routes.js";
 import { recordOutcome } from "./ops/outcome.js";
 import {
   reflectionRegistry,
@@ -51,6 +50,7 @@ import {
 } from "./ops/reflection-service.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
+import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";

@@ -11,7 +11,6 @@ import {
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
 import { notBefore } from "../domain/clock.js";
-import { errors } from "../domain/errors.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
@@ -26,8 +25,10 @@ import {
   type SessionSummary,
   withProgress,
 } from "../domain/session.js";
+import { outboxEvent } from "../events/cloud-event.js";
+import { errors } from "./errors.js";
 import { guard, retrying } from "./service-errors.js";
-import { eventContext, type SessionsContext } from "./sessions-context.js";
+import type { SessionsContext } from "./sessions-context.js";
 
 export interface AnswerInput {
   sessionId: string;
@@ -98,7 +99,7 @@ export async function submitAnswer(
         isCorrect: answer.isCorrect === true,
         answeredAt: answer.answeredAt,
       };
-      await insertEvents(trx, [answerSubmitted(eventContext(userId), after, submitted)]);
+      await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
       return { answer, session: after };
     });
   return retrying(submit, retry);
@@ -127,7 +128,7 @@ export async function completeSession(
         const latestAnswer = await findLatestAnswerAt(trx, sessionId);
         const completedAt = notBefore(now, session.startedAt, latestAnswer);
         await markCompleted(trx, sessionId, completedAt);
-        await insertEvents(trx, [sessionCompleted(eventContext(userId), session, completedAt)]);
+        await insertEvents(trx, [outboxEvent(sessionCompleted(userId, session, completedAt))]);
       }),
     retry,
   );

@@ -1,9 +1,9 @@
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
-import { errors } from "../domain/errors.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
+import { errors } from "./errors.js";
 import { toServiceError } from "./service-errors.js";
 
 /** The quiz content use case (GetQuiz), shared by every transport. */

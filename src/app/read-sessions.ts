@@ -1,7 +1,6 @@
 import { findSessionWithAnswers, findSnapshot } from "../db/practice-sessions-repository.js";
 import { findSessionPage } from "../db/session-page.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
-import { errors } from "../domain/errors.js";
 import {
   DEFAULT_PAGE_SIZE,
   isDatabaseId,
@@ -15,6 +14,7 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
+import { errors } from "./errors.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 
@@ -50,6 +50,9 @@ export async function listSessions(
     throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   }
   const after = input.cursor ? decodeCursor(input.cursor) : undefined;
+  if (input.cursor && after === undefined) {
+    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
+  }
   if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
   const sessions = await guard(() =>

@@ -1,6 +1,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import { isDatabaseUnavailable, isTransientConflict } from "../db/errors.js";
-import { errors } from "../domain/errors.js";
+import { errors } from "./errors.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 
 /**

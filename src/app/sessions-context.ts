@@ -1,8 +1,6 @@
-import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
 import type { ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
-import type { EventContext } from "../domain/events.js";
 import type { RetryPolicy } from "./retry.js";
 
 /**
@@ -18,9 +16,4 @@ export interface SessionsContext {
   /** How writes that lost a race run again (budget: the request's deadline). */
   retry: RetryPolicy;
   newSessionId: () => string;
-}
-
-/** What the event builders need (src/domain/events.ts): event ids and the user. */
-export function eventContext(userId: string): EventContext {
-  return { newId: uuidv7, userId };
 }

@@ -1,8 +1,8 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { errors } from "../app/errors.js";
 import type { JwtConfig } from "../config.js";
 import type { Clock } from "../domain/clock.js";
-import { errors } from "../domain/errors.js";
 
 /** Turns an `authorization` header value into the caller's user id. */
 export interface Authenticator {

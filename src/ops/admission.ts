@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errors } from "../domain/errors.js";
+import { errors } from "../app/errors.js";
 import { LatencyLimit } from "./latency-limit.js";
 
 /** How many requests run at once and how long the others may wait for a slot. */

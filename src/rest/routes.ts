@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { App } from "../app-server.js";
 import type { Authenticator } from "../auth/authenticator.js";
-import { errors } from "../domain/errors.js";
 import type { Admission } from "../ops/admission.js";
 import { clientGone } from "../ops/client-gone.js";
 import { recordOutcome } from "../ops/outcome.js";

@@ -1,5 +1,5 @@
 import type { FastifySchemaValidationError } from "fastify/types/schema.js";
-import { errors } from "../domain/errors.js";
+import { errors } from "../app/errors.js";
 import { MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**

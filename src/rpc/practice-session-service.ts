@@ -3,8 +3,8 @@ import {
   type PracticeSessionService,
   SessionStatus,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
-import { errors } from "../domain/errors.js";
 import type { SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { answerToProto, sessionToProto, snapshotQuestionToProto } from "./to-proto.js";

@@ -5,7 +5,7 @@ import {
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
-import { errors } from "../domain/errors.js";
+import { errors } from "../app/errors.js";
 import { abortMeansGoneKey } from "./deadline-interceptor.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 

@@ -1,7 +1,7 @@
+import { errors } from "../app/errors.js";
 import type { App } from "../app-server.js";
-import { errors } from "../domain/errors.js";
-import { sendProblem } from "../rest/problem.js";
-import type { HealthMonitor } from "./health.js";
+import type { HealthMonitor } from "../ops/health.js";
+import { sendProblem } from "./problem.js";
 
 export interface OpsRoutesOptions {
   health: HealthMonitor;
