@@ -13,7 +13,7 @@ export interface Authenticator {
 /** Longest `authorization` value looked at; longer ones are refused unread. */
 const MAX_HEADER_LENGTH = 8192;
 /** Longest user id, in code points: practice_sessions.user_id is VARCHAR(255) in utf8mb4. */
-const MAX_SUBJECT_LENGTH = 255;
+export const MAX_SUBJECT_LENGTH = 255;
 /** Verified tokens remembered at most. */
 const CACHE_SIZE = 10_000;
 
