@@ -189,6 +189,8 @@ async function main() {
     console.log(
       [
         "",
+        `Start here: ${base}/ (links to the practice page, the OpenAPI document and health)`,
+        `Metrics: http://127.0.0.1:${scrapePort}/metrics (METRICS_PORT)`,
         `Store: ${describeStore(config.databaseUrl)}`,
         ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",

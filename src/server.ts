@@ -66,6 +66,7 @@ import {
   type StreamLimits,
   streamLimitsInterceptor,
 } from "./rpc/stream-limits.js";
+import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 declare module "fastify" {
@@ -255,6 +256,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     });
   }
   await app.register(openApiRoute);
+  await app.register(homePageRoutes, { practicePage: deps.practicePage !== undefined });
   if (deps.practicePage) {
     await app.register(practicePageRoutes, {
       files: deps.practicePage,
