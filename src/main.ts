@@ -189,7 +189,7 @@ async function main() {
     console.log(
       [
         "",
-        `Start here: ${base}/ (links to the API document, health and the docs)`,
+        `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
         `Metrics: http://127.0.0.1:${scrapePort}/metrics (METRICS_PORT)`,
         `Store: ${describeStore(config.databaseUrl)}`,
         ...pageLines,
