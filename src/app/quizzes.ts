@@ -5,6 +5,7 @@ import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
 import { toServiceError } from "./service-errors.js";
+import { requireWellFormed } from "./well-formed.js";
 
 /** The quiz content use case (GetQuiz), shared by every transport. */
 export class Quizzes {
@@ -22,6 +23,7 @@ export class Quizzes {
    * `not_found` as ListSessions gives.
    */
   async getQuiz(quizId: string): Promise<Quiz> {
+    requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {

@@ -23,6 +23,7 @@ import { outboxEvent } from "../events/cloud-event.js";
 import { errors } from "./errors.js";
 import { retrying } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
+import { requireWellFormed } from "./well-formed.js";
 
 export interface StartResult {
   session: Session & SessionProgress;
@@ -43,6 +44,7 @@ export async function startSession(
   userId: string,
   quizId: string,
 ): Promise<StartResult> {
+  requireWellFormed({ quiz_id: quizId });
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   return retrying(
     () => startOnce(ctx, userId, quizId),
