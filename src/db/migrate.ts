@@ -16,7 +16,6 @@ function migrator(db: Kysely<Database>): Migrator {
  * Returns those this call applied. On MySQL/MariaDB concurrent callers (also
  * on several Galera nodes) serialize on the cluster-wide migration lock.
  */
- */
 export async function migrateToLatest(
   db: Kysely<Database>,
   lock?: MigrationLockOptions,

@@ -46,7 +46,6 @@ export const UNSUPPORTED_MEDIA_TYPE =
  * code, Fastify's own client errors keep their 4xx, its handler timeout is 504,
  * anything else is an internal error whose cause is not shown.
  */
- */
 export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {
     const conflict = problem(409, codeToString(err.code), err.rawMessage);
