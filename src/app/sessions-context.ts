@@ -3,11 +3,7 @@ import type { ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
 import type { RetryPolicy } from "./retry.js";
 
-/**
- * What the practice-session use cases share, injected once by
- * `PracticeSessions` (practice-sessions.ts): the store, the clock, where
- * reads go, how lost races are retried, and how session ids are made.
- */
+/** What the practice-session use cases share, injected once by `PracticeSessions`. */
 export interface SessionsContext {
   db: Db;
   clock: Clock;
