@@ -179,6 +179,10 @@ export const answerField = (page: Page, prompt: string) =>
 export const feedbackOf = (page: Page, prompt: string) =>
   page.locator("li.question", { has: answerField(page, prompt) }).locator(".feedback");
 
+/** A score as the history shows it: the percentage and its band in words. */
+export const scored = (percent: number) =>
+  `${percent}% · ${percent < 50 ? "low" : percent < 80 ? "fair" : "good"}`;
+
 /** The history table as the user sees it: id, started_at and the two result columns. */
 export async function historyRows(page: Page) {
   return page.locator("#history tr").evaluateAll((rows) =>
