@@ -266,17 +266,18 @@ export class Practice implements SenderListener {
       event.preventDefault();
       this.submit(questionId);
     });
+    const item = h("li", { className: "question", dataset: { questionId } }, form);
     // Every keystroke is kept on the device: a reload or a closed tab keeps the draft.
     input.addEventListener("input", () => {
       const session = this.session;
       if (!session || input.readOnly) return;
       this.store.updateQuestion(session.id, questionId, this.quizId, { draft: input.value });
+      item.dataset.state = input.value ? "draft" : "empty";
       if (input.getAttribute("aria-invalid")) {
         input.removeAttribute("aria-invalid");
         feedback.textContent = "";
       }
     });
-    const item = h("li", { className: "question", dataset: { questionId } }, form);
     this.views.set(questionId, { input, button, feedback, item });
     this.renderQuestion(questionId);
     return item;
@@ -297,7 +298,7 @@ export class Practice implements SenderListener {
     view.item.classList.remove("correct", "incorrect");
     view.input.removeAttribute("aria-invalid");
     if (stored) {
-      view.input.value = stored.userAnswer ?? "";
+      setValue(view.input, stored.userAnswer ?? "");
       view.input.readOnly = true;
       view.button.hidden = true;
       const correct = stored.isCorrect === true;
@@ -322,7 +323,7 @@ export class Practice implements SenderListener {
       return;
     }
     if (local?.answer !== undefined && (local.state === "saved" || local.state === "sending")) {
-      view.input.value = local.answer;
+      setValue(view.input, local.answer);
       view.input.readOnly = true;
       view.button.hidden = true;
       view.item.dataset.state = local.state;
@@ -332,7 +333,7 @@ export class Practice implements SenderListener {
     }
     if (local?.answer !== undefined && local.state === "refused") {
       // Refused for a reason the learner may fix (say, too long): they can send another.
-      view.input.value = local.answer;
+      setValue(view.input, local.answer);
       view.input.readOnly = completing;
       view.button.hidden = completing;
       view.item.dataset.state = "refused";
@@ -340,7 +341,7 @@ export class Practice implements SenderListener {
       view.feedback.textContent = `Not stored: ${local.reason ?? "the service refused it."}`;
       return;
     }
-    view.input.value = local?.draft ?? "";
+    setValue(view.input, local?.draft ?? "");
     view.input.readOnly = completing;
     view.button.hidden = completing;
     view.item.dataset.state = local?.draft ? "draft" : "empty";
@@ -653,4 +654,9 @@ export class Practice implements SenderListener {
     );
     this.ui.result.focus();
   }
+}
+
+/** Sets a field's text only if it changes: assigning moves the caret of the one being typed in. */
+function setValue(input: HTMLInputElement, value: string) {
+  if (input.value !== value) input.value = value;
 }
