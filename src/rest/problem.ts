@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import type { AppReply } from "../app-server.js";
+import { AnswerConflict } from "../domain/errors.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { answerToJson } from "./json.js";
+import type { AnswerJson } from "./schemas.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -11,6 +14,8 @@ export interface Problem {
   status: number;
   detail: string;
   code: string;
+  /** A 409 `already_exists` of an answer: the answer the question has, which stands. */
+  stored_answer?: AnswerJson;
 }
 
 const TITLES: Record<number, string> = {
@@ -42,6 +47,10 @@ export const UNSUPPORTED_MEDIA_TYPE =
  * 4xx status; its handler timeout is `deadline_exceeded` (504). Anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
+  if (err instanceof AnswerConflict) {
+    const conflict = problem(409, codeToString(err.code), err.rawMessage);
+    return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
+  }
   if (err instanceof ConnectError) {
     const status = codeToHttpStatus(err.code);
     return problem(status, codeToString(err.code), err.rawMessage);

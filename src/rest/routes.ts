@@ -143,13 +143,14 @@ export async function restRoutes(
     "/sessions/:id/answers",
     { ...route, schema: schema(operations.submitAnswer) },
     async (request, reply) => {
-      const { answer, session } = await sessions.submitAnswer(request.userId, {
+      const { answer, session, created } = await sessions.submitAnswer(request.userId, {
         sessionId: request.params.id,
         questionId: request.body.question_id,
         userAnswer: request.body.user_answer,
       });
+      // 200: the same answer again, a retry that wrote nothing.
       return reply
-        .code(201)
+        .code(created ? 201 : 200)
         .send({ answer: answerToJson(answer), session: summaryToJson(session) });
     },
   );

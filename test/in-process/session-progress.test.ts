@@ -88,8 +88,9 @@ describe("answered_questions and expires_at", () => {
       correct_answers: 1,
       answerRows: 2,
     });
-    // Refused answers count nothing.
-    expect((await answer(user, id, q2, "A2")).status).toBe(409);
+    // Refused answers and retries count nothing.
+    expect((await answer(user, id, q2, "B2")).status).toBe(409);
+    expect((await answer(user, id, q2, "A2")).status).toBe(200);
     expect(await stored(id)).toMatchObject({ answered_questions: 2, answerRows: 2 });
 
     expect((await get(user, id)).body).toMatchObject({ answered_questions: 2, expires_at: expiry });
