@@ -160,6 +160,65 @@ describe("the practice page keeps every answer until the service has it", () => 
     await page.close();
   });
 
+  it("an answer whose reply was lost is sent again, harmlessly: stored once", async () => {
+    const { page } = await openServed("uma", capitals);
+    const sessionId = await startPractice(page);
+    // The first try of each answer and of the completion reaches the
+    // service, which stores it; its reply never reaches the page.
+    const lost = new Set<string>();
+    await page.route(/\/(SubmitAnswer|CompleteSession)$/, async (route) => {
+      const key = `${route.request().url()} ${route.request().postData()}`;
+      if (lost.has(key)) return route.continue();
+      lost.add(key);
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
+    await answer(page, "Capital of France?", "Paris");
+    await answer(page, "Capital of Japan?", "Tokyo");
+    await expect
+      .poll(() => questionStates(page), { timeout: 15_000 })
+      .toEqual(["sent", "sent", "empty", "empty"]);
+    await page.getByRole("button", { name: "Complete session" }).click();
+    await page.getByRole("button", { name: "Complete anyway" }).click();
+    await expect.poll(() => page.locator("#score").textContent(), { timeout: 15_000 }).toBe("50%");
+
+    // Three calls lost their replies and were sent again.
+    expect(lost.size).toBe(3);
+    const stored = await storedSession("uma", sessionId);
+    expect(stored.answers.map((a) => a.user_answer)).toEqual(["Paris", "Tokyo"]);
+    expect(await eventCounts(sessionId)).toEqual({
+      "practice.session.started": 1,
+      "practice.answer.submitted": 2,
+      "practice.session.completed": 1,
+    });
+    await page.close();
+  });
+
+  it("an answer given elsewhere first: the page shows the stored one, and why its own was refused", async () => {
+    const { page } = await openServed("vera", capitals);
+    const sessionId = await startPractice(page);
+    await setOffline(true);
+    await answer(page, "Capital of France?", "Paris");
+    // Meanwhile, on another device, the same question gets another answer.
+    const france = await page.locator("li.question").first().getAttribute("data-question-id");
+    const other = await svc.rest("vera", "POST", `/sessions/${sessionId}/answers`, {
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ question_id: france, user_answer: "Lyon" }),
+    });
+    expect(other.status).toBe(201);
+    await setOffline(false);
+
+    await expect.poll(() => questionStates(page)).toEqual(["refused", "empty", "empty", "empty"]);
+    expect(await answerField(page, "Capital of France?").inputValue()).toBe("Lyon");
+    expect(await feedbackOf(page, "Capital of France?").textContent()).toBe(
+      "✗ Not correct · Your answer “Paris” was not stored. This question was answered " +
+        "already, elsewhere, with “Lyon”: the service keeps the first answer.",
+    );
+    expect(await progress(page).textContent()).toBe("1 of 4 answered.");
+    expect(await storedAnswers("vera", sessionId)).toEqual(["Lyon"]);
+    await page.close();
+  });
+
   it("an expired token says so once, keeps the queue, and the next token sends it", async () => {
     const { page } = await openServed("tess", capitals);
     const sessionId = await startPractice(page);

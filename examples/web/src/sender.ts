@@ -1,8 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type {
-  Answer,
-  GetSessionResponse,
-  PracticeSession,
+import {
+  type Answer,
+  AnswerConflictSchema,
+  type GetSessionResponse,
+  type PracticeSession,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import type { Clients } from "./client.js";
 import type { DeviceStore, Pending } from "./device-store.js";
@@ -188,18 +189,23 @@ export class Sender {
       this.store.removeQuestion(item.sessionId, item.questionId);
       this.listener.answerSent(item, answer, session);
     } catch (err) {
-      if (ConnectError.from(err).code !== Code.AlreadyExists) throw err;
-      // The question has an answer already: read it (any transient failure here retries).
-      const { session } = await this.clients.sessions.getSession(
-        { sessionId: item.sessionId },
-        { timeoutMs: CALL_TIMEOUT_MS },
-      );
-      const stored = session?.answers.find((a) => a.questionId === item.questionId);
-      if (session && stored?.userAnswer === item.answer) {
-        // Ours, stored by an earlier try whose response was lost.
-        this.store.removeQuestion(item.sessionId, item.questionId);
-        this.listener.answerSent(item, stored, session);
-        return;
+      const e = ConnectError.from(err);
+      if (e.code !== Code.AlreadyExists) throw err;
+      // Another answer stands: the error carries it (AnswerConflict); a
+      // service without that detail is asked (a transient failure retries).
+      let stored = e.findDetails(AnswerConflictSchema)[0]?.storedAnswer;
+      if (!stored) {
+        const { session } = await this.clients.sessions.getSession(
+          { sessionId: item.sessionId },
+          { timeoutMs: CALL_TIMEOUT_MS },
+        );
+        stored = session?.answers.find((a) => a.questionId === item.questionId);
+        if (session && stored?.userAnswer === item.answer) {
+          // Ours, stored by an earlier try whose response was lost.
+          this.store.removeQuestion(item.sessionId, item.questionId);
+          this.listener.answerSent(item, stored, session);
+          return;
+        }
       }
       const reason =
         stored?.userAnswer === undefined
@@ -215,18 +221,11 @@ export class Sender {
   }
 
   private async sendCompletion(item: Pending & { kind: "complete" }) {
-    try {
-      await this.clients.sessions.completeSession(
-        { sessionId: item.sessionId },
-        { timeoutMs: CALL_TIMEOUT_MS },
-      );
-    } catch (err) {
-      const e = ConnectError.from(err);
-      // Completed by an earlier try whose response was lost: the same end.
-      if (!(e.code === Code.FailedPrecondition && /already completed/i.test(e.rawMessage))) {
-        throw err;
-      }
-    }
+    // Completing a completed session again is OK: a try whose reply was lost is harmless.
+    await this.clients.sessions.completeSession(
+      { sessionId: item.sessionId },
+      { timeoutMs: CALL_TIMEOUT_MS },
+    );
     // GetSession carries the correct answers once the session is completed.
     const review = await this.clients.sessions.getSession(
       { sessionId: item.sessionId },
