@@ -51,6 +51,10 @@ if (!config.token) {
     void catalog.open();
   } else {
     element("history-section").hidden = false;
+    // Back to the list: the same page without `quiz`, the token still in the fragment.
+    const list = new URL(window.location.href);
+    list.searchParams.delete("quiz");
+    element<HTMLAnchorElement>("all-quizzes").href = list.href;
     let practice: Practice | undefined;
     const history = new History(clients, config.quizId, report, (id, opener) => {
       void practice?.review(id, opener);
