@@ -26,6 +26,7 @@ import {
   type SessionSummary,
   withProgress,
 } from "../domain/session.js";
+import { requireWellFormed } from "../domain/well-formed.js";
 import { guard, retrying } from "./service-errors.js";
 import { eventContext, type SessionsContext } from "./sessions-context.js";
 
@@ -60,6 +61,11 @@ export async function submitAnswer(
   userId: string,
   input: AnswerInput,
 ): Promise<AnswerResult> {
+  requireWellFormed({
+    session_id: input.sessionId,
+    question_id: input.questionId,
+    user_answer: input.userAnswer,
+  });
   if (!isSessionId(input.sessionId)) throw errors.sessionNotFound();
   if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
   if (!isAcceptableAnswer(input.userAnswer)) {
@@ -128,6 +134,7 @@ export async function completeSession(
   userId: string,
   sessionId: string,
 ): Promise<Session & SessionProgress> {
+  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   await retrying(
     () =>

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from "../domain/clock.js";
 import { errors } from "../domain/errors.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
+import { requireWellFormed } from "../domain/well-formed.js";
 import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
 
@@ -36,6 +37,7 @@ export class Quizzes {
    * `not_found` as ListSessions gives.
    */
   async getQuiz(quizId: string): Promise<Quiz> {
+    requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {

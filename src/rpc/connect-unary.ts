@@ -44,7 +44,7 @@ export function connectUnaryPath(
   const serialization = createMethodSerializationLookup(
     spec.method,
     undefined,
-    undefined,
+    options.jsonOptions,
     validateReadWriteMaxBytes(options.readMaxBytes, undefined, options.compressMinBytes),
   );
   // Our hot responses have hand-written encoders (the same bytes); others keep Connect's.

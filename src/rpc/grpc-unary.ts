@@ -1,3 +1,4 @@
+import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
@@ -21,6 +22,8 @@ export interface UnaryPathOptions {
   readMaxBytes: number;
   compressMinBytes: number;
   acceptCompression: Compression[];
+  /** How Connect's JSON is read (connect-unary.ts), as the router reads it. */
+  jsonOptions?: Partial<JsonReadOptions & JsonWriteOptions>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import {
   type ConnectRouter,
   createConnectRouter,
@@ -12,6 +13,8 @@ import { connectUnaryPath } from "./connect-unary.js";
 import type { ShedGuard } from "./early-admission.js";
 import { grpcUnaryPath } from "./grpc-unary.js";
 import type { UnaryPath } from "./unary-call.js";
+
+type JsonOptions = Partial<JsonReadOptions & JsonWriteOptions>;
 
 /** A set of Connect services with the interceptors they run under. */
 export interface RpcRoutes {
@@ -38,7 +41,7 @@ export interface RpcTable {
  */
 export function buildRpcTable(
   groups: RpcRoutes[],
-  options: { readMaxBytes: number; compressMinBytes: number },
+  options: { readMaxBytes: number; compressMinBytes: number; jsonOptions?: JsonOptions },
 ): RpcTable {
   const table: RpcTable = { handlers: new Map(), unary: new Map(), shedGuards: new Map() };
   const acceptCompression = [compressionGzip, compressionBrotli];
