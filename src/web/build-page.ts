@@ -1,12 +1,15 @@
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The repository: the nearest folder with a package.json, from src/web or from dist/src/web. */
+const ROOT = projectRoot(dirname(fileURLToPath(import.meta.url)));
 /** The page's sources, and where `vite build` writes it (git-ignored). */
-export const PAGE_SOURCE = fileURLToPath(new URL("../../examples/web", import.meta.url));
+export const PAGE_SOURCE = join(ROOT, "examples/web");
 export const PAGE_DIST = join(PAGE_SOURCE, "dist");
 /** The generated code the page imports: a change there changes the page too. */
-const GENERATED = fileURLToPath(new URL("../../gen/practice", import.meta.url));
+const GENERATED = join(ROOT, "gen/practice");
 
 /** What `ensurePracticePage` did. */
 export type PageBuild = "built" | "up to date" | "prebuilt";
@@ -62,4 +65,11 @@ async function newestIn(dir: string, keep: (path: string) => boolean): Promise<n
     newest = Math.max(newest, (await stat(path)).mtimeMs);
   }
   return newest;
+}
+
+function projectRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
 }
