@@ -235,9 +235,8 @@ describe("the practice page keeps every answer until the service has it", () => 
     await expect
       .poll(() => page.locator("#history-status").textContent())
       .toBe("Could not load the history.");
-    const text =
-      (await page.locator("body").innerText()).split("Your sign-in has expired").length - 1;
-    expect(text).toBe(1);
+    const body = (await page.locator("body").textContent()) ?? "";
+    expect(body.split("Your sign-in has expired").length - 1).toBe(1);
     expect(await notice.textContent()).toMatch(
       /^Your sign-in has expired or is not valid\. Answers you gave are kept on this device/,
     );
