@@ -7,12 +7,13 @@ import {
   type SnapshotQuestion,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import type { Quiz } from "../../../gen/practice/v1/quiz_service_pb.js";
-import { scoreBand } from "./bands.js";
 import type { Clients } from "./client.js";
+import { confirmComplete } from "./confirm-dialog.js";
 import type { DeviceStore, Pending } from "./device-store.js";
 import { dateTimeFormat, element, h, timeElement } from "./dom.js";
 import { type History, isExpired } from "./history.js";
 import type { Reporter } from "./report.js";
+import { ResultView } from "./result-view.js";
 import type { Sender, SenderListener } from "./sender.js";
 
 /** The longest answer the service takes (code points). */
@@ -55,18 +56,7 @@ export class Practice implements SenderListener {
     complete: element<HTMLButtonElement>("complete"),
     completeHint: element("complete-hint"),
     completeStatus: element("complete-status"),
-    confirm: element<HTMLDialogElement>("confirm"),
-    confirmText: element("confirm-text"),
-    confirmYes: element<HTMLButtonElement>("confirm-yes"),
-    confirmNo: element<HTMLButtonElement>("confirm-no"),
-    result: element("result"),
-    resultHeading: element("result-heading"),
-    score: element("score"),
-    scoreBand: element("score-band"),
-    scoreDetail: element("score-detail"),
-    review: element<HTMLTableSectionElement>("review"),
     again: element<HTMLButtonElement>("again"),
-    closeReview: element<HTMLButtonElement>("close-review"),
   };
   private quiz: Quiz | undefined;
   private session: PracticeSession | undefined;
@@ -74,8 +64,7 @@ export class Practice implements SenderListener {
   /** The answers the service has, by question. */
   private readonly stored = new Map<string, Answer>();
   private readonly views = new Map<string, QuestionView>();
-  /** Where the focus goes back to when a past session's review closes. */
-  private reviewOpener: HTMLElement | undefined;
+  private readonly result = new ResultView();
   private sender: Sender | undefined;
 
   constructor(
@@ -88,7 +77,6 @@ export class Practice implements SenderListener {
     this.ui.start.addEventListener("click", () => void this.start(true));
     this.ui.again.addEventListener("click", () => void this.start(true));
     this.ui.complete.addEventListener("click", () => void this.complete());
-    this.ui.closeReview.addEventListener("click", () => this.closeReview());
   }
 
   /** The sender that delivers what this page queues (set once, before open). */
@@ -145,7 +133,7 @@ export class Practice implements SenderListener {
       const { session, questions } = await this.clients.sessions.getSession({ sessionId });
       if (!session) return false;
       if (session.completedAt) {
-        this.showResult(session, questions, false);
+        this.showResult(session, questions);
         return true;
       }
       if (isExpired(session)) return false;
@@ -183,10 +171,9 @@ export class Practice implements SenderListener {
       this.focusFirstUnanswered();
       if (created) await this.history.refresh();
     } catch (err) {
-      if (this.ui.result.hidden === false && asked) {
-        this.showIntro("Could not start a session.");
-        this.ui.result.hidden = true;
-      } else if (this.ui.session.hidden) {
+      // The error shows beside the start button: the intro holds it.
+      if (this.ui.session.hidden || (asked && !this.result.hidden)) {
+        this.result.hide();
         this.showIntro("Could not start a session.");
       }
       this.report.show(this.ui.startError, err);
@@ -203,7 +190,7 @@ export class Practice implements SenderListener {
     for (const answer of session.answers) {
       if (answer.questionId !== undefined) this.stored.set(answer.questionId, answer);
     }
-    this.ui.result.hidden = true;
+    this.result.hide();
     this.ui.intro.hidden = true;
     this.ui.session.hidden = false;
     this.ui.session.dataset.sessionId = session.id;
@@ -455,41 +442,12 @@ export class Practice implements SenderListener {
     this.sender?.kick();
   }
 
-  /** Asks before completing with questions left; true: complete. */
-  private confirmComplete(left: number): Promise<boolean> {
-    const dialog = this.ui.confirm;
-    this.ui.confirmText.textContent =
-      left === 1
-        ? "1 question is not answered yet. It will count as not correct."
-        : `${left} questions are not answered yet. They will count as not correct.`;
-    return new Promise((resolve) => {
-      const done = (yes: boolean) => {
-        this.ui.confirmYes.removeEventListener("click", onYes);
-        this.ui.confirmNo.removeEventListener("click", onNo);
-        dialog.removeEventListener("cancel", onCancel);
-        dialog.close();
-        resolve(yes);
-      };
-      const onYes = () => done(true);
-      const onNo = () => done(false);
-      const onCancel = (event: Event) => {
-        event.preventDefault();
-        done(false);
-      };
-      this.ui.confirmYes.addEventListener("click", onYes);
-      this.ui.confirmNo.addEventListener("click", onNo);
-      dialog.addEventListener("cancel", onCancel);
-      dialog.showModal();
-      this.ui.confirmNo.focus();
-    });
-  }
-
   /** Queues the completion behind the answers still on this device. */
   private async complete() {
     const session = this.session;
     if (!session) return;
     const { left } = this.counts();
-    if (left > 0 && !(await this.confirmComplete(left))) {
+    if (left > 0 && !(await confirmComplete(left))) {
       this.focusFirstUnanswered();
       return;
     }
@@ -540,7 +498,7 @@ export class Practice implements SenderListener {
   completed(item: Pending & { kind: "complete" }, review: GetSessionResponse) {
     if (item.quizId === this.quizId) void this.history.refresh();
     const shown = this.session?.id === item.sessionId || this.ui.session.hidden;
-    if (shown && review.session) this.showResult(review.session, review.questions, false);
+    if (shown && review.session) this.showResult(review.session, review.questions);
   }
 
   completeRefused(item: Pending & { kind: "complete" }, reason: string) {
@@ -583,76 +541,23 @@ export class Practice implements SenderListener {
     try {
       const { session, questions } = await this.clients.sessions.getSession({ sessionId });
       if (!session) throw new Error("the service sent no session");
-      this.reviewOpener = opener;
-      this.showResult(session, questions, true);
+      this.result.show(session, questions, this.prompts(), opener);
     } catch (err) {
       this.report.show(element("history-error"), err);
     }
   }
 
-  private closeReview() {
-    this.ui.result.hidden = true;
-    this.ui.section.hidden = false;
-    this.reviewOpener?.focus();
-    this.reviewOpener = undefined;
+  /** The session just completed: the store forgets it, the page shows its score and review. */
+  private showResult(session: PracticeSession, questions: SnapshotQuestion[]) {
+    this.store.forgetSession(session.id);
+    this.session = undefined;
+    this.ui.session.hidden = true;
+    this.ui.intro.hidden = true;
+    this.result.show(session, questions, this.prompts());
   }
 
-  private showResult(session: PracticeSession, questions: SnapshotQuestion[], past: boolean) {
-    if (!past) {
-      this.store.forgetSession(session.id);
-      this.session = undefined;
-      this.ui.session.hidden = true;
-      this.ui.intro.hidden = true;
-    }
-    this.ui.result.hidden = false;
-    this.ui.result.dataset.sessionId = session.id;
-    this.ui.again.hidden = past;
-    this.ui.closeReview.hidden = !past;
-    this.ui.resultHeading.textContent = past
-      ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
-      : "Session complete";
-    const score = session.scorePercentage ?? 0;
-    const band = scoreBand(score);
-    this.ui.score.textContent = `${score}%`;
-    this.ui.score.className = `band-${band.name}`;
-    this.ui.scoreBand.textContent = band.label;
-    this.ui.scoreBand.className = `band-text band-${band.name}`;
-    this.ui.scoreDetail.textContent =
-      `${session.correctAnswers} of ${session.totalQuestions} correct` +
-      (session.completedAt
-        ? ` · completed ${dateTimeFormat.format(timestampDate(session.completedAt))}`
-        : "");
-
-    const prompts = new Map(this.quiz?.questions.map((q) => [q.id, q.prompt]));
-    const answers = new Map(
-      session.answers.flatMap((a) => (a.questionId === undefined ? [] : [[a.questionId, a]])),
-    );
-    this.ui.review.replaceChildren(
-      ...[...questions]
-        .sort((a, b) => a.position - b.position)
-        .map((question) => {
-          const id = question.questionId;
-          const answer = id === undefined ? undefined : answers.get(id);
-          const prompt =
-            id === undefined
-              ? "A question since deleted"
-              : (prompts.get(id) ?? "A question since removed from the quiz");
-          const verdict = !answer
-            ? { text: "Not answered", className: "unanswered" }
-            : answer.isCorrect
-              ? { text: "Correct", className: "correct" }
-              : { text: "Not correct", className: "incorrect" };
-          return h(
-            "tr",
-            { className: verdict.className },
-            h("th", { scope: "row" }, prompt),
-            h("td", {}, answer?.userAnswer ?? "—"),
-            h("td", {}, h("span", { className: "pill" }, verdict.text)),
-            h("td", {}, question.correctAnswer ?? "—"),
-          );
-        }),
-    );
-    this.ui.result.focus();
+  private prompts(): Map<string, string> {
+    return new Map(this.quiz?.questions.map((q) => [q.id, q.prompt]));
   }
 }
 
