@@ -45,16 +45,10 @@ export interface AnswerResult {
 }
 
 /**
- * Records an answer to a question of the session's snapshot and, if it is
- * correct, counts it, in one transaction that holds the session's row lock:
- * an answer racing completion either lands first and counts, or sees the
- * session completed and is refused. Time is read under the lock, so no
- * answer is ever later than its session's completed_at.
- *
- * An answered question answers for itself, whatever the session's state:
- * the same user_answer again (byte for byte) is a retry and gets the stored
- * answer, writing nothing; a different one is `already_exists` with the
- * stored answer (AnswerConflict).
+ * Records an answer and counts it in one transaction under the session's row
+ * lock: an answer racing completion either lands first or is refused, and none
+ * is later than completed_at. The same user_answer again is a retry (the stored
+ * answer, no write); a different one is `already_exists` with the stored answer.
  */
 export async function submitAnswer(
   { db, clock, retry }: SessionsContext,
@@ -118,16 +112,14 @@ export async function submitAnswer(
       await insertEvents(trx, [answerSubmitted(eventContext(userId), after, submitted)]);
       return { answer, session: after, created: true };
     });
-  // A duplicate key means another node of a cluster (whose row locks are not
-  // shared) stored an answer meanwhile: the next attempt reads it and decides.
+  // A duplicate key means another cluster node stored an answer meanwhile
+  // (row locks are not shared): the next attempt reads it and decides.
   return retrying(submit, retry, (err) => isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY));
 }
 
 /**
- * Completes an in-progress session: completed_at is set under the
- * session's row lock, and the score follows from it. Completing a completed
- * session is a retry: it writes nothing and returns the session as it is
- * (same completed_at, same score). Completion frees the (user, quiz) slot.
+ * Completes an in-progress session under its row lock; completing a completed
+ * session is a retry that returns it unchanged. Frees the (user, quiz) slot.
  */
 export async function completeSession(
   { db, clock, retry }: SessionsContext,
@@ -162,9 +154,8 @@ export async function completeSession(
 }
 
 /**
- * A new answer needs a session in progress that has not expired (started
- * over 7 days ago: the same boundary as the stale cleanup of a start, which
- * would delete it). Called under the session's row lock.
+ * A new answer needs a session in progress that has not expired (the stale
+ * cleanup boundary). Called under the session's row lock.
  */
 function refuseUnlessWritable(session: SessionSummary, now: Date): void {
   if (session.completedAt !== null) throw errors.sessionCompleted();

@@ -31,10 +31,8 @@ export class Quizzes {
   }
 
   /**
-   * A live quiz on a live study guide with its questions by position, read
-   * in one round trip. A missing or soft-deleted quiz, one under a
-   * soft-deleted study guide, and an id that names no quiz are all the same
-   * `not_found` as ListSessions gives.
+   * A live quiz with its questions by position, in one round trip; anything
+   * else is the same `not_found` as ListSessions gives.
    */
   async getQuiz(quizId: string): Promise<Quiz> {
     requireWellFormed({ quiz_id: quizId });

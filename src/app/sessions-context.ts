@@ -5,11 +5,7 @@ import type { Clock } from "../domain/clock.js";
 import type { EventContext } from "../domain/events.js";
 import type { RetryPolicy } from "./retry.js";
 
-/**
- * What the practice-session use cases share, injected once by
- * `PracticeSessions` (practice-sessions.ts): the store, the clock, where
- * reads go, how lost races are retried, and how session ids are made.
- */
+/** What the practice-session use cases share, injected once by `PracticeSessions`. */
 export interface SessionsContext {
   db: Db;
   clock: Clock;

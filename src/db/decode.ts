@@ -1,10 +1,8 @@
 import type { Answer, Session, SessionSummary } from "../domain/session.js";
 
 /**
- * Rows of the repository's statements to domain values. Columns of LEFT
- * JOINed tables come back nullable: these functions say once what a null
- * means (no session, no answer), so that nothing above the repository sees
- * a row.
+ * Rows to domain values. LEFT JOINed columns come back nullable: what a null
+ * means (no session, no answer) is said once here.
  */
 
 export interface SummaryColumns {

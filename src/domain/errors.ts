@@ -2,13 +2,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Answer } from "./session.js";
 
 /**
- * The errors the service gives its callers, one constructor each. They are
- * `ConnectError`s because Connect's codes are the vocabulary of every
- * transport here: gRPC and Connect send them as they are, and the REST
- * gateway maps the code to an HTTP status and a problem+json body.
- *
- * Messages are fixed strings: never echo input, ids or causes, so that the
- * three "quiz is not there" cases stay byte-identical and nothing leaks.
+ * The errors the service gives its callers, one constructor each, as
+ * `ConnectError`s: every transport speaks Connect's codes (REST maps them to
+ * HTTP). Messages are fixed strings that never echo input, so nothing leaks.
  */
 /** RFC 6750's challenge for an expired access token. */
 export const TOKEN_EXPIRED_CHALLENGE =
@@ -36,11 +32,7 @@ export const errors = {
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),
-  /**
-   * An authentic token past its `exp`. The REST gateway sends the challenge
-   * in the metadata as its WWW-Authenticate header (RFC 6750 section 3);
-   * gRPC and Connect send it as a response header.
-   */
+  /** An authentic token past its `exp`, with RFC 6750's challenge for WWW-Authenticate. */
   tokenExpired: () =>
     new ConnectError(
       "bearer token expired: get a new token",
@@ -61,10 +53,8 @@ export const errors = {
 } as const;
 
 /**
- * `already_exists` for a different answer to an answered question, with the
- * stored answer, which every transport shows beside the code (a typed error
- * detail over RPC, `stored_answer` over REST) so that a client can tell the
- * learner what counts.
+ * `already_exists` for a different answer to an answered question, carrying the
+ * stored answer so a client can tell the learner what counts.
  */
 export class AnswerConflict extends ConnectError {
   constructor(readonly storedAnswer: Answer) {

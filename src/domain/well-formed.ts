@@ -5,11 +5,9 @@ import { errors } from "./errors.js";
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
- * Refuses, with `invalid_argument`, the first of `fields` (name to text) that
- * is not well-formed Unicode: a lone surrogate, which JSON's `\ud800` lets a
- * client send, cannot be stored as UTF-8 and would come back as U+FFFD. Bytes
- * that are not UTF-8 are refused where they are decoded (the REST body
- * parser, Connect's JSON decoder, protobuf's string fields).
+ * Refuses, with `invalid_argument`, the first of `fields` that is not
+ * well-formed Unicode: a lone surrogate (JSON's `\ud800`) cannot be stored as
+ * UTF-8. Non-UTF-8 bytes are refused where they are decoded.
  */
 export function requireWellFormed(fields: Record<string, string | undefined>): void {
   for (const [name, text] of Object.entries(fields)) {

@@ -42,10 +42,9 @@ export const UNSUPPORTED_MEDIA_TYPE =
   "a request body must be JSON, sent with content-type: application/json";
 
 /**
- * The REST gateway's one error mapping. ConnectErrors keep their code and
- * message and get the HTTP status of Connect's code table. Fastify's own
- * client errors (bad JSON, body too large, unsupported media type) keep their
- * 4xx status; its handler timeout is `deadline_exceeded` (504). Anything else is an internal error whose cause is not shown.
+ * The REST gateway's one error mapping: ConnectErrors get the status of their
+ * code, Fastify's own client errors keep their 4xx, its handler timeout is 504,
+ * anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {

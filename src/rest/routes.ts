@@ -36,11 +36,9 @@ export interface RestOptions {
 
 /**
  * The REST gateway: the spec's paths over the same use cases as the RPCs,
- * each route described by its schema (rest/operations.ts), which validates
- * the request, serializes the response and types the handler. Register it
- * once per prefix ("" and "/api"), in a scope of its own: the Connect plugin
- * replaces the content-type parsers of the scope it is in. Errors reach the
- * root's error handler (server.ts), which sends problem+json.
+ * each route typed and validated by its schema (rest/operations.ts). Register
+ * once per prefix ("" and "/api") in a scope of its own: the Connect plugin
+ * replaces the content-type parsers of its scope.
  */
 export async function restRoutes(
   fastify: App,
@@ -50,10 +48,8 @@ export async function restRoutes(
   // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs, schemaErrorFormatter: validationError };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
-  // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses. JSON is the only body read here:
-  // any other content type (text/plain included, which Fastify would read as
-  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  // An empty body means "no options" too (Fastify's parser refuses it). Any
+  // other content type, text/plain included, is 415 naming the one to send.
   app.removeAllContentTypeParsers();
   // Read as bytes: decoding to a string would put U+FFFD in place of bytes
   // that are not UTF-8, and the service would store what was never sent.

@@ -15,13 +15,9 @@ const GENERATED = join(ROOT, "gen/practice");
 export type PageBuild = "built" | "up to date" | "prebuilt";
 
 /**
- * Makes sure `examples/web/dist` holds a build of the current page sources,
- * so that `npm start` is enough to open it: it runs Vite's `build()` when the
- * build is missing or older than a source file (about 1.5 s), else nothing.
- *
- * Vite is a devDependency: where it is not installed (a production image),
- * an existing build is used as it is, and without one this throws, naming
- * the command that makes it.
+ * Builds `examples/web/dist` with Vite when it is missing or older than a
+ * source, so `npm start` is enough. Without Vite (a production image) an
+ * existing build is used, and a missing one throws naming the command.
  */
 export async function ensurePracticePage(): Promise<PageBuild> {
   const built = await mtime(join(PAGE_DIST, "index.html"));
