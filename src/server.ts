@@ -150,7 +150,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // Retrying past the deadline would only work for an answer nobody reads.
     retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
   });
-  const quizzes = new Quizzes(deps.db, deps.reads);
+  const quizzes = new Quizzes(deps.db, deps.reads, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const admission = deps.admission ?? new Admission(admissionLimits(10));

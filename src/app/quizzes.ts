@@ -1,19 +1,33 @@
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
+import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
 import { requireWellFormed } from "./well-formed.js";
 
-/** The quiz content use case (GetQuiz), shared by every transport. */
+/** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
 export class Quizzes {
   private readonly reads: ReadRouting;
 
-  /** `reads`: where GetQuiz reads (a read replica, DATABASE_READ_URL); default `db`. */
-  constructor(db: Db, reads?: ReadRouting) {
+  /** `reads`: where GetQuiz and ListQuizzes read (a read replica, DATABASE_READ_URL); default `db`. */
+  constructor(
+    db: Db,
+    reads?: ReadRouting,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.reads = reads ?? primaryReads(db);
+  }
+
+  /** A page of live quizzes with `userId`'s sessions in progress on each (list-quizzes.ts). */
+  listQuizzes(
+    userId: string,
+    input: { limit?: number | undefined; cursor?: string | undefined },
+  ): Promise<QuizPage> {
+    return listQuizzes(this.reads, this.clock, userId, input);
   }
 
   /**

@@ -22,13 +22,13 @@ import {
  * A response a route can give must be listed here, with its status.
  */
 
-const json = <T extends TSchema>(description: string, schema: T) => ({
+export const json = <T extends TSchema>(description: string, schema: T) => ({
   description,
   content: { "application/json": { schema } },
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
-const problems = (
+export const problems = (
   status: number,
   description: string,
   examples: Record<string, [code: string, detail: string]>,
@@ -47,7 +47,7 @@ const problems = (
   },
 });
 
-const unauthorized = {
+export const unauthorized = {
   ...problems(
     401,
     "No bearer token, or one that is malformed, expired, not yet valid or wrongly signed.",
@@ -76,7 +76,7 @@ const unsupportedMediaType = problems(
   "A body sent with another content type than application/json (or with none).",
   { text: ["invalid_argument", UNSUPPORTED_MEDIA_TYPE] },
 );
-const unavailable = problems(503, "The database is unreachable; retry later.", {
+export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
 const quizErrors = {

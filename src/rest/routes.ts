@@ -16,6 +16,7 @@ import {
   summaryToJson,
 } from "./json.js";
 import * as operations from "./operations.js";
+import { listQuizzes, quizPageToJson } from "./quiz-list.js";
 import { validationError } from "./validation.js";
 
 export interface RestOptions {
@@ -87,6 +88,16 @@ export async function restRoutes(
   // A POST without a body is a POST of `{}`: then the body schema decides.
   app.addHook("preValidation", async (request) => {
     if (request.method === "POST" && request.body === undefined) request.body = {};
+  });
+
+  app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {
+    const { limit, cursor } = request.query;
+    return quizPageToJson(
+      await quizzes.listQuizzes(request.userId, {
+        limit: limit === undefined ? undefined : Number(limit),
+        cursor,
+      }),
+    );
   });
 
   app.get("/quizzes/:quiz_id", { ...route, schema: schema(operations.getQuiz) }, async (request) =>

@@ -61,6 +61,7 @@ describe("real responses match the documented ones", () => {
     return body as T;
   }
 
+  const QUIZZES = "/quizzes";
   const QUIZ = "/quizzes/{quiz_id}";
   const LIST = "/quizzes/{quiz_id}/sessions";
   const SESSION = "/sessions/{id}";
@@ -122,6 +123,25 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(user, "GET", `/api/quizzes/${quiz.quizId}`), QUIZ, "get");
     await check(await svc.rest(null, "GET", `/quizzes/${quiz.quizId}`), QUIZ, "get");
     await check(await svc.rest(user, "GET", "/quizzes/999999"), QUIZ, "get");
+  });
+
+  it("list quizzes: 200 (a page with more, the last page), 400, 401", async () => {
+    await insertQuiz(svc.db, { questions: 1 });
+    await insertQuiz(svc.db, { questions: 2 });
+    const user = "openapi-catalog";
+    const first = await check<{ next_cursor: string | null; has_more: boolean }>(
+      await svc.rest(user, "GET", "/quizzes?limit=1"),
+      QUIZZES,
+      "get",
+    );
+    expect(first).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+    await check(await svc.rest(user, "GET", "/api/quizzes"), QUIZZES, "get");
+    for (const query of ["limit=0", "limit=abc", "cursor=nope", "limit=1&limit=2"]) {
+      const res = await svc.rest(user, "GET", `/quizzes?${query}`);
+      expect(res.status, query).toBe(400);
+      await check(res, QUIZZES, "get");
+    }
+    await check(await svc.rest(null, "GET", "/quizzes"), QUIZZES, "get");
   });
 
   it("start: 201 with Location, 200 with answers, 400, 401, 404", async () => {
@@ -252,6 +272,7 @@ describe("real responses match the documented ones", () => {
           QUIZ,
           "get",
         );
+        await check(await svc.rest("openapi-outage", "GET", "/quizzes"), QUIZZES, "get");
         await check(
           await svc.rest("openapi-outage", "POST", `/sessions/${id}/answers`, {
             headers: { "content-type": "application/json" },

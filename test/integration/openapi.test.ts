@@ -118,6 +118,7 @@ describe("GET /openapi.json", () => {
     const served = (await res.json()) as OpenAPIObject;
     expect(served.openapi).toBe("3.1.1");
     expect(Object.keys(served.paths ?? {}).sort()).toEqual([
+      "/quizzes",
       "/quizzes/{quiz_id}",
       "/quizzes/{quiz_id}/sessions",
       "/sessions/{id}",

@@ -10,7 +10,110 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file practice/v1/quiz_service.proto.
  */
 export const file_practice_v1_quiz_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wcmFjdGljZS92MS9xdWl6X3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIiEKDkdldFF1aXpSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkiMgoPR2V0UXVpelJlc3BvbnNlEh8KBHF1aXoYASABKAsyES5wcmFjdGljZS52MS5RdWl6ImcKBFF1aXoSCgoCaWQYASABKAkSFgoOc3R1ZHlfZ3VpZGVfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSLAoJcXVlc3Rpb25zGAQgAygLMhkucHJhY3RpY2UudjEuUXVpelF1ZXN0aW9uIjwKDFF1aXpRdWVzdGlvbhIKCgJpZBgBIAEoCRIQCghwb3NpdGlvbhgCIAEoBRIOCgZwcm9tcHQYAyABKAkyWAoLUXVpelNlcnZpY2USSQoHR2V0UXVpehIbLnByYWN0aWNlLnYxLkdldFF1aXpSZXF1ZXN0GhwucHJhY3RpY2UudjEuR2V0UXVpelJlc3BvbnNlIgOQAgFiBnByb3RvMw");
+  fileDesc("Ch5wcmFjdGljZS92MS9xdWl6X3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIjMKEkxpc3RRdWl6emVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZjdXJzb3IYAiABKAkiZwoTTGlzdFF1aXp6ZXNSZXNwb25zZRIpCgdxdWl6emVzGAEgAygLMhgucHJhY3RpY2UudjEuUXVpelN1bW1hcnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAgidgoLUXVpelN1bW1hcnkSCgoCaWQYASABKAkSFgoOc3R1ZHlfZ3VpZGVfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSFgoOcXVlc3Rpb25fY291bnQYBCABKAUSHAoUaW5fcHJvZ3Jlc3Nfc2Vzc2lvbnMYBSABKAUiIQoOR2V0UXVpelJlcXVlc3QSDwoHcXVpel9pZBgBIAEoCSIyCg9HZXRRdWl6UmVzcG9uc2USHwoEcXVpehgBIAEoCzIRLnByYWN0aWNlLnYxLlF1aXoiZwoEUXVpehIKCgJpZBgBIAEoCRIWCg5zdHVkeV9ndWlkZV9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIsCglxdWVzdGlvbnMYBCADKAsyGS5wcmFjdGljZS52MS5RdWl6UXVlc3Rpb24iPAoMUXVpelF1ZXN0aW9uEgoKAmlkGAEgASgJEhAKCHBvc2l0aW9uGAIgASgFEg4KBnByb21wdBgDIAEoCTKvAQoLUXVpelNlcnZpY2USSQoHR2V0UXVpehIbLnByYWN0aWNlLnYxLkdldFF1aXpSZXF1ZXN0GhwucHJhY3RpY2UudjEuR2V0UXVpelJlc3BvbnNlIgOQAgESVQoLTGlzdFF1aXp6ZXMSHy5wcmFjdGljZS52MS5MaXN0UXVpenplc1JlcXVlc3QaIC5wcmFjdGljZS52MS5MaXN0UXVpenplc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw");
+
+/**
+ * @generated from message practice.v1.ListQuizzesRequest
+ */
+export type ListQuizzesRequest = Message<"practice.v1.ListQuizzesRequest"> & {
+  /**
+   * Quizzes per page: 1..100; 0 means the default, 50.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * The next_cursor of the previous page; empty for the first page.
+   *
+   * @generated from field: string cursor = 2;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message practice.v1.ListQuizzesRequest.
+ * Use `create(ListQuizzesRequestSchema)` to create a new message.
+ */
+export const ListQuizzesRequestSchema: GenMessage<ListQuizzesRequest> = /*@__PURE__*/
+  messageDesc(file_practice_v1_quiz_service, 0);
+
+/**
+ * @generated from message practice.v1.ListQuizzesResponse
+ */
+export type ListQuizzesResponse = Message<"practice.v1.ListQuizzesResponse"> & {
+  /**
+   * @generated from field: repeated practice.v1.QuizSummary quizzes = 1;
+   */
+  quizzes: QuizSummary[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_cursor = 2;
+   */
+  nextCursor: string;
+
+  /**
+   * @generated from field: bool has_more = 3;
+   */
+  hasMore: boolean;
+};
+
+/**
+ * Describes the message practice.v1.ListQuizzesResponse.
+ * Use `create(ListQuizzesResponseSchema)` to create a new message.
+ */
+export const ListQuizzesResponseSchema: GenMessage<ListQuizzesResponse> = /*@__PURE__*/
+  messageDesc(file_practice_v1_quiz_service, 1);
+
+/**
+ * QuizSummary is a quiz as a list shows it: no questions, two counts.
+ *
+ * @generated from message practice.v1.QuizSummary
+ */
+export type QuizSummary = Message<"practice.v1.QuizSummary"> & {
+  /**
+   * Decimal id of the quiz.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * Decimal id of the study guide the quiz belongs to.
+   *
+   * @generated from field: string study_guide_id = 2;
+   */
+  studyGuideId: string;
+
+  /**
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * Questions the quiz has now (a session started now would freeze them).
+   *
+   * @generated from field: int32 question_count = 4;
+   */
+  questionCount: number;
+
+  /**
+   * The caller's sessions on this quiz in progress and not expired (at most
+   * one: StartSession resumes it).
+   *
+   * @generated from field: int32 in_progress_sessions = 5;
+   */
+  inProgressSessions: number;
+};
+
+/**
+ * Describes the message practice.v1.QuizSummary.
+ * Use `create(QuizSummarySchema)` to create a new message.
+ */
+export const QuizSummarySchema: GenMessage<QuizSummary> = /*@__PURE__*/
+  messageDesc(file_practice_v1_quiz_service, 2);
 
 /**
  * @generated from message practice.v1.GetQuizRequest
@@ -29,7 +132,7 @@ export type GetQuizRequest = Message<"practice.v1.GetQuizRequest"> & {
  * Use `create(GetQuizRequestSchema)` to create a new message.
  */
 export const GetQuizRequestSchema: GenMessage<GetQuizRequest> = /*@__PURE__*/
-  messageDesc(file_practice_v1_quiz_service, 0);
+  messageDesc(file_practice_v1_quiz_service, 3);
 
 /**
  * @generated from message practice.v1.GetQuizResponse
@@ -46,7 +149,7 @@ export type GetQuizResponse = Message<"practice.v1.GetQuizResponse"> & {
  * Use `create(GetQuizResponseSchema)` to create a new message.
  */
 export const GetQuizResponseSchema: GenMessage<GetQuizResponse> = /*@__PURE__*/
-  messageDesc(file_practice_v1_quiz_service, 1);
+  messageDesc(file_practice_v1_quiz_service, 4);
 
 /**
  * Quiz is a quiz's content as a person practising it sees it.
@@ -86,7 +189,7 @@ export type Quiz = Message<"practice.v1.Quiz"> & {
  * Use `create(QuizSchema)` to create a new message.
  */
 export const QuizSchema: GenMessage<Quiz> = /*@__PURE__*/
-  messageDesc(file_practice_v1_quiz_service, 2);
+  messageDesc(file_practice_v1_quiz_service, 5);
 
 /**
  * QuizQuestion is one question of a quiz, without its correct answer.
@@ -119,7 +222,7 @@ export type QuizQuestion = Message<"practice.v1.QuizQuestion"> & {
  * Use `create(QuizQuestionSchema)` to create a new message.
  */
 export const QuizQuestionSchema: GenMessage<QuizQuestion> = /*@__PURE__*/
-  messageDesc(file_practice_v1_quiz_service, 3);
+  messageDesc(file_practice_v1_quiz_service, 6);
 
 /**
  * QuizService serves the content of a quiz: its title and its questions'
@@ -142,6 +245,18 @@ export const QuizService: GenService<{
     methodKind: "unary";
     input: typeof GetQuizRequestSchema;
     output: typeof GetQuizResponseSchema;
+  },
+  /**
+   * ListQuizzes returns one page of the live quizzes on live study guides,
+   * by id, each with its number of questions and the caller's sessions in
+   * progress on it (not expired), so that a learner can pick one to practise.
+   *
+   * @generated from rpc practice.v1.QuizService.ListQuizzes
+   */
+  listQuizzes: {
+    methodKind: "unary";
+    input: typeof ListQuizzesRequestSchema;
+    output: typeof ListQuizzesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_practice_v1_quiz_service, 0);
