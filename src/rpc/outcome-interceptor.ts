@@ -4,14 +4,13 @@ import { userIdKey } from "./auth-interceptor.js";
 
 /**
  * Where a call's outcome goes: its Connect code and its user, for the request
- * log and metrics. Over Fastify it writes to the Fastify request; over the
- * HTTP/2 stream adapter, to the adapter's own record of the call.
+ * log and metrics: server.ts writes it to the Fastify request.
  */
 export interface CallOutcome {
   settle(code: string, userId: string): void;
 }
 
-/** The call's outcome sink (set by whatever adapter serves the call). */
+/** The call's outcome sink (set by server.ts for each call). */
 export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefined, {
   description: "where the call's outcome is reported",
 });
