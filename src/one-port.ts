@@ -9,6 +9,7 @@ import { createServer as createNetServer, type Server, type Socket } from "node:
 import type { App } from "./app-server.js";
 import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
 import { guardHttp2Session } from "./ops/http2-guard.js";
+import { answerClientError } from "./rest/head-refusals.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -49,6 +50,10 @@ export function servePort(app: App, tls: boolean): OnePortServer {
   // shutdown for the client's or the server's 5 s keep-alive timeout) and
   // headersTimeout / requestTimeout are never enforced.
   h1.emit("listening");
+  // Requests Node's parser refuses (a head over the limit, bytes that are
+  // not HTTP) get problem+json too; with TLS, HTTP/1.1 is the h2 server's.
+  h1.on("clientError", answerClientError);
+  if (tls) h2.on("clientError", answerClientError);
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {

@@ -50,6 +50,7 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
+import { refuseLargeHttp2Head } from "./rest/head-refusals.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
@@ -68,6 +69,7 @@ import {
   type StreamLimits,
   streamLimitsInterceptor,
 } from "./rpc/stream-limits.js";
+import { STRICT_JSON_OPTIONS } from "./rpc/strict-json.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
 export interface ServerDeps {
@@ -163,6 +165,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
 
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
+  app.addHook("onRequest", refuseLargeHttp2Head);
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);
 
@@ -189,6 +192,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
         .set(unparsedMessageKey, unparsedMessage(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
+    jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
   const rpcGroups: RpcRoutes[] = [

@@ -4,6 +4,7 @@ import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import { errors } from "../domain/errors.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
+import { requireWellFormed } from "../domain/well-formed.js";
 import { toServiceError } from "./service-errors.js";
 
 /** The quiz content use case (GetQuiz), shared by every transport. */
@@ -22,6 +23,7 @@ export class Quizzes {
    * `not_found` as ListSessions gives.
    */
   async getQuiz(quizId: string): Promise<Quiz> {
+    requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {

@@ -15,6 +15,7 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
+import { requireWellFormed } from "../domain/well-formed.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 
@@ -45,6 +46,7 @@ export async function listSessions(
   userId: string,
   input: ListSessionsInput,
 ): Promise<SessionPage> {
+  requireWellFormed({ quiz_id: input.quizId, cursor: input.cursor });
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
@@ -84,6 +86,7 @@ export async function getSession(
   userId: string,
   sessionId: string,
 ): Promise<SessionDetail> {
+  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   return guard(async () => {
     const [found, snapshot] = await reads.read((db) =>

@@ -20,6 +20,7 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
+import { requireWellFormed } from "../domain/well-formed.js";
 import { retrying } from "./service-errors.js";
 import { eventContext, type SessionsContext } from "./sessions-context.js";
 
@@ -42,6 +43,7 @@ export async function startSession(
   userId: string,
   quizId: string,
 ): Promise<StartResult> {
+  requireWellFormed({ quiz_id: quizId });
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   return retrying(
     () => startOnce(ctx, userId, quizId),

@@ -63,6 +63,11 @@ export function toSession(rows: readonly (SummaryColumns & AnswerColumns)[]): Se
   return { ...summary, answers: answers.map(({ answer }) => answer) };
 }
 
+/** The answer of a row, or undefined when the row has none (a LEFT JOIN that matched nothing). */
+export function toStoredAnswer(row: AnswerColumns): Answer | undefined {
+  return toAnswer(row)[0]?.answer;
+}
+
 type Numbered = { id: string; answer: Answer };
 
 /** Oldest first: by answered_at, then by id (decimal text: shorter is smaller). */

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from "kysely";
-import type { Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
+import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
-import { toSession, toSummary } from "./decode.js";
+import { toSession, toStoredAnswer, toSummary } from "./decode.js";
 import { liveQuiz, summaryColumns } from "./session-columns.js";
 
 /**
@@ -115,22 +115,38 @@ export async function lockSession(
 }
 
 /**
- * The correct answer of a question that is in the session's snapshot and
- * still exists; undefined otherwise. A plain read: locking the question row
- * would make every user answering it wait on each other.
+ * A question of the session's snapshot that still exists: its correct
+ * answer, and the session's stored answer to it if there is one; undefined
+ * if the question is not in the snapshot or was deleted. One plain read:
+ * locking the question row would make every user answering it wait on each
+ * other, and the caller holds the session's row lock, which every answer
+ * to the session takes first.
  */
 export async function findSnapshotQuestion(
   db: Db,
   sessionId: string,
   questionId: string,
-): Promise<{ correct_answer: string } | undefined> {
-  return db
+): Promise<{ correctAnswer: string; answer: Answer | undefined } | undefined> {
+  const row = await db
     .selectFrom("practice_session_questions as sq")
     .innerJoin("questions as q", "q.id", "sq.question_id")
-    .select("q.correct_answer")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .select([
+      "q.correct_answer",
+      "a.id as answer_id",
+      "a.question_id",
+      "a.user_answer",
+      "a.is_correct",
+      "a.answered_at",
+    ])
     .where("sq.session_id", "=", sessionId)
     .where("sq.question_id", "=", questionId)
     .executeTakeFirst();
+  return row && { correctAnswer: row.correct_answer, answer: toStoredAnswer(row) };
 }
 
 /** The unique key that allows one answer per question and session. */
@@ -165,7 +181,6 @@ export async function countAnswer(
     .execute();
 }
 
-/** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
 /** When the session's latest answer was recorded, or undefined without answers. */
 export async function findLatestAnswerAt(db: Db, sessionId: string): Promise<Date | undefined> {
   const row = await db
@@ -178,6 +193,7 @@ export async function findLatestAnswerAt(db: Db, sessionId: string): Promise<Dat
   return row?.answered_at;
 }
 
+/** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
 export async function markCompleted(
   trx: Transaction<Database>,
   sessionId: string,

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { Answer } from "./session.js";
 
 /**
  * The errors the service gives its callers, one constructor each. They are
@@ -27,8 +28,8 @@ export const errors = {
     ),
   questionNotInSession: () =>
     new ConnectError("question_id is not a question of this session", Code.InvalidArgument),
-  alreadyAnswered: () =>
-    new ConnectError("question already answered in this session", Code.AlreadyExists),
+  /** A different answer to a question the session has answered already. */
+  answerConflict: (stored: Answer) => new AnswerConflict(stored),
   routeNotFound: () => new ConnectError("no such route", Code.NotFound),
   quizHasNoQuestions: () =>
     new ConnectError("quiz has no questions to practise", Code.FailedPrecondition),
@@ -58,3 +59,21 @@ export const errors = {
   internal: (cause?: unknown) =>
     new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
 } as const;
+
+/**
+ * `already_exists` for a different answer to an answered question, with the
+ * stored answer, which every transport shows beside the code (a typed error
+ * detail over RPC, `stored_answer` over REST) so that a client can tell the
+ * learner what counts.
+ */
+export class AnswerConflict extends ConnectError {
+  constructor(readonly storedAnswer: Answer) {
+    super("question already answered in this session", Code.AlreadyExists);
+  }
+
+  // ConnectError's own check matches any ConnectError-shaped value, which
+  // subclasses inherit: this one matches only its own instances.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(AnswerConflict, value);
+  }
+}

@@ -23,7 +23,11 @@ export async function openApiGenerator(app: App) {
           "The REST/JSON face of `practice.v1.PracticeSessionService` and `practice.v1.QuizService`. " +
           "The same operations are served over gRPC, Connect and gRPC-Web on the same port. JSON " +
           "names are snake_case; times are RFC 3339 UTC with milliseconds; nullable fields are " +
-          "present as null.",
+          "present as null. Writes are safe to retry: a start resumes, the same answer again " +
+          "and a repeated completion are 200 and write nothing, and a different answer is 409 " +
+          "with the stored one. Every error is application/problem+json, including those " +
+          "answered before any operation: 431 for a request line and headers over 16 KiB, 400 " +
+          "for a request that is not HTTP or text that is not well-formed Unicode.",
       },
       servers: [
         { url: "/", description: "Paths at the root." },

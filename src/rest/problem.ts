@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { AppReply } from "../app-server.js";
+import { AnswerConflict } from "../domain/errors.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
+import { answerToJson } from "./json.js";
+import type { AnswerJson } from "./schemas.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -11,6 +14,8 @@ export interface Problem {
   status: number;
   detail: string;
   code: string;
+  /** A 409 `already_exists` of an answer: the answer the question has, which stands. */
+  stored_answer?: AnswerJson;
 }
 
 const TITLES: Record<number, string> = {
@@ -24,6 +29,7 @@ const TITLES: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   499: "Client Closed Request",
   500: "Internal Server Error",
   501: "Not Implemented",
@@ -42,6 +48,10 @@ export const UNSUPPORTED_MEDIA_TYPE =
  * 4xx status; its handler timeout is `deadline_exceeded` (504). Anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
+  if (err instanceof AnswerConflict) {
+    const conflict = problem(409, codeName(err.code), err.rawMessage);
+    return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
+  }
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);
     return problem(status, codeName(err.code), err.rawMessage);

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
@@ -53,10 +54,16 @@ export async function restRoutes(
   // any other content type (text/plain included, which Fastify would read as
   // a string) is 415 with a detail that names the one to send (rest/problem.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    if (body === "") return done(null, undefined);
+  // Read as bytes: decoding to a string would put U+FFFD in place of bytes
+  // that are not UTF-8, and the service would store what was never sent.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) {
+      return done(errors.invalidArgument("request body is not UTF-8 text"), undefined);
+    }
     try {
-      done(null, JSON.parse(body as string));
+      done(null, JSON.parse(bytes.toString("utf8")));
     } catch {
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
@@ -132,13 +139,14 @@ export async function restRoutes(
     "/sessions/:id/answers",
     { ...route, schema: schema(operations.submitAnswer) },
     async (request, reply) => {
-      const { answer, session } = await sessions.submitAnswer(request.userId, {
+      const { answer, session, created } = await sessions.submitAnswer(request.userId, {
         sessionId: request.params.id,
         questionId: request.body.question_id,
         userAnswer: request.body.user_answer,
       });
+      // 200: the same answer again, a retry that wrote nothing.
       return reply
-        .code(201)
+        .code(created ? 201 : 200)
         .send({ answer: answerToJson(answer), session: summaryToJson(session) });
     },
   );

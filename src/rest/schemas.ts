@@ -117,20 +117,37 @@ export const Quiz = Type.Object(
   { description: "A quiz's content: never a correct answer." },
 );
 
+const problemFields = {
+  type: Type.String({ format: "uri-reference" }),
+  title: Type.String({ description: "The HTTP status text." }),
+  status: Type.Integer({ minimum: 400, maximum: 599 }),
+  detail: Type.String({ description: "What went wrong; never a stack trace or SQL." }),
+  code: Type.String({
+    description:
+      "Connect error code: `invalid_argument`, `failed_precondition`, `unauthenticated`, " +
+      "`not_found`, `unavailable`, ... The HTTP status follows Connect's code-to-HTTP table.",
+  }),
+};
+
 /** RFC 9457 problem details, plus `code`, the Connect error code. */
-export const Problem = Type.Object(
+export const Problem = Type.Object(problemFields, {
+  description: "RFC 9457 problem details, plus `code`, the Connect error code.",
+});
+
+/** The 409 of an answer: the problem, plus the answer that stands. */
+export const AnswerConflictProblem = Type.Object(
   {
-    type: Type.String({ format: "uri-reference" }),
-    title: Type.String({ description: "The HTTP status text." }),
-    status: Type.Integer({ minimum: 400, maximum: 599 }),
-    detail: Type.String({ description: "What went wrong; never a stack trace or SQL." }),
-    code: Type.String({
+    ...problemFields,
+    stored_answer: Type.Object(Answer.properties, {
       description:
-        "Connect error code: `invalid_argument`, `failed_precondition`, `unauthenticated`, " +
-        "`not_found`, `unavailable`, ... The HTTP status follows Connect's code-to-HTTP table.",
+        "The answer the question has in this session, which stands: a client can show it.",
     }),
   },
-  { description: "RFC 9457 problem details, plus `code`, the Connect error code." },
+  {
+    description:
+      "RFC 9457 problem details with `code` `already_exists` and the stored answer " +
+      "(an extension member).",
+  },
 );
 
 // ---- requests ----

@@ -1,0 +1,20 @@
+import { errors } from "./errors.js";
+
+// A lone surrogate is a code point of category Cs; a proper pair is one
+// code point of another category, so it does not match.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Refuses, with `invalid_argument`, the first of `fields` (name to text) that
+ * is not well-formed Unicode: a lone surrogate, which JSON's `\ud800` lets a
+ * client send, cannot be stored as UTF-8 and would come back as U+FFFD. Bytes
+ * that are not UTF-8 are refused where they are decoded (the REST body
+ * parser, Connect's JSON decoder, protobuf's string fields).
+ */
+export function requireWellFormed(fields: Record<string, string | undefined>): void {
+  for (const [name, text] of Object.entries(fields)) {
+    if (text !== undefined && LONE_SURROGATE.test(text)) {
+      throw errors.invalidArgument(`${name} is not well-formed Unicode`);
+    }
+  }
+}
