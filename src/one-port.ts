@@ -4,13 +4,12 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import type { Http2Server, Http2Session, IncomingHttpHeaders, ServerHttp2Stream } from "node:http2";
+import type { Http2Server, Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { App } from "./app-server.js";
 import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
 import { guardHttp2Session } from "./ops/http2-guard.js";
 import { answerClientError } from "./rest/head-refusals.js";
-import type { H2StreamHandler } from "./rpc/h2-stream-adapter.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -39,16 +38,12 @@ export interface OnePortServer {
  */
 export function servePort(app: App, tls: boolean): OnePortServer {
   const h2 = app.server;
-  const rpcHttp1 = app.rpcHttp1;
   // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones (over
   // TLS, the secure server's allowHTTP1 hands it both); its types know only
   // the server the app was built on. This hand-over is the one place that
   // says otherwise, hence the cast.
   const routeHttp1 = app.routing as unknown as (req: IncomingMessage, res: ServerResponse) => void;
-  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
-    if (rpcHttp1?.(req, res)) return;
-    routeHttp1(req, res);
-  });
+  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, routeHttp1);
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
   // closeIdleConnections() below does nothing (idle keep-alives then held
@@ -59,7 +54,6 @@ export function servePort(app: App, tls: boolean): OnePortServer {
   // not HTTP) get problem+json too; with TLS, HTTP/1.1 is the h2 server's.
   h1.on("clientError", answerClientError);
   if (tls) h2.on("clientError", answerClientError);
-  if (app.rpcStreams) takeRpcStreams(h2, app.rpcStreams);
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
@@ -107,28 +101,6 @@ export function servePort(app: App, tls: boolean): OnePortServer {
       await app.close();
     },
   };
-}
-
-type StreamListener = (
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  flags: number,
-  rawHeaders: string[],
-) => void;
-
-/**
- * Puts `rpc` in front of Node's HTTP/2 compatibility layer, which is the
- * server's own 'stream' listener (it makes the request/response pair Fastify
- * routes): RPC streams go to `rpc`, every other stream on to that layer.
- */
-function takeRpcStreams(h2: Http2Server, rpc: H2StreamHandler) {
-  const compat = h2.listeners("stream") as StreamListener[];
-  h2.removeAllListeners("stream");
-  const dispatch: StreamListener = (stream, headers, flags, rawHeaders) => {
-    if (rpc(stream, headers)) return;
-    for (const listener of compat) listener.call(h2, stream, headers, flags, rawHeaders);
-  };
-  h2.on("stream", dispatch);
 }
 
 function route(socket: Socket, h2: Http2Server, h1: Http1Server) {

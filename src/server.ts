@@ -55,12 +55,14 @@ import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";
-import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
-import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
+import {
+  checkRequestMessage,
+  unparsedMessage,
+  unparsedMessageInterceptor,
+  unparsedMessageKey,
+} from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
-import { practiceRpc } from "./rpc/practice-routes.js";
-import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
-import { putShortPaths } from "./rpc/short-path-handler.js";
+import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -70,15 +72,6 @@ import {
 import { STRICT_JSON_OPTIONS } from "./rpc/strict-json.js";
 import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
-
-declare module "fastify" {
-  interface FastifyInstance {
-    /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
-    rpcStreams?: H2StreamHandler;
-    /** Serves the HTTP/1.1 requests that are unary Connect calls (false: Fastify's). */
-    rpcHttp1?: Http1RpcHandler;
-  }
-}
 
 export interface ServerDeps {
   db: Db;
@@ -184,8 +177,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
-  // The Connect plugin replaces every content-type parser of its scope:
-  // register it in its own scope, never wrapped in fastify-plugin.
+  // Every RPC, whatever its protocol and HTTP version, comes through
+  // connect-fastify: the hooks above (request id, log line, metrics, CORS)
+  // and these options (body cap, compression) are its one way in.
   const rpcOptions = {
     // connect-fastify types its requests as those of Fastify's default
     // (HTTP/1.1) server, whatever the server: hence FastifyRequest, not AppRequest.
@@ -195,7 +189,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           settle: (code, userId) => recordOutcome(req, { code, userId }),
         })
         .set(clientGoneKey, () => clientGone(req.raw))
-        .set(connectionKey, connectionOf(req.raw)),
+        .set(connectionKey, connectionOf(req.raw))
+        .set(unparsedMessageKey, unparsedMessage(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
     jsonOptions: STRICT_JSON_OPTIONS,
@@ -227,27 +222,19 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       ],
     },
   ];
-  // RPCs from servers and tools skip Fastify (see one-port.ts): the same
-  // routes and interceptors, a leaner path.
-  const table = buildRpcTable(rpcGroups, {
-    readMaxBytes: MAX_BODY_BYTES,
-    compressMinBytes: COMPRESS_MIN_BYTES,
-    jsonOptions: STRICT_JSON_OPTIONS,
-  });
+  const checkMessage = checkRequestMessage(services, MAX_BODY_BYTES);
   for (const group of rpcGroups) {
-    await app.register(fastifyConnectPlugin, {
-      ...rpcOptions,
-      ...group,
-      // Browser calls get the same short paths (rpc/short-path-handler.ts).
-      routes: (router) => {
-        group.routes(router);
-        putShortPaths(router.handlers, table, MAX_BODY_BYTES);
-      },
+    // The Connect plugin replaces every content-type parser of its scope:
+    // each group in a scope of its own, never wrapped in fastify-plugin.
+    await app.register(async (scope) => {
+      scope.addHook("preHandler", checkMessage);
+      await scope.register(fastifyConnectPlugin, {
+        ...rpcOptions,
+        routes: group.routes,
+        interceptors: [unparsedMessageInterceptor(), ...group.interceptors],
+      });
     });
   }
-  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, requestLog };
-  app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
-  app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {

@@ -1,9 +1,9 @@
 import type { Duplex } from "node:stream";
 import { Code } from "@connectrpc/connect";
-import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { codeName } from "../rpc/connect-code.js";
 import { type Problem, titleOf } from "./problem.js";
 
 /**
@@ -28,7 +28,7 @@ function refusalOf(code: string | undefined): Problem {
 }
 
 function problem(status: number, code: Code, detail: string): Problem {
-  return { type: "about:blank", title: titleOf(status), status, detail, code: codeToString(code) };
+  return { type: "about:blank", title: titleOf(status), status, detail, code: codeName(code) };
 }
 
 /**

@@ -1,9 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { AnswerConflict } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
 import { answerToJson } from "./json.js";
 import type { AnswerJson } from "./schemas.js";
 
@@ -48,33 +48,33 @@ export const UNSUPPORTED_MEDIA_TYPE =
  */
 export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {
-    const conflict = problem(409, codeToString(err.code), err.rawMessage);
+    const conflict = problem(409, codeName(err.code), err.rawMessage);
     return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
   }
   if (err instanceof ConnectError) {
-    const status = codeToHttpStatus(err.code);
-    return problem(status, codeToString(err.code), err.rawMessage);
+    const status = codeHttpStatus(err.code);
+    return problem(status, codeName(err.code), err.rawMessage);
   }
   // Fastify's handlerTimeout (REQUEST_TIMEOUT_MS) answers 503 by itself;
   // it is the request's deadline, as for the RPCs.
   if ((err as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT") {
     const code = Code.DeadlineExceeded;
     return problem(
-      codeToHttpStatus(code),
-      codeToString(code),
+      codeHttpStatus(code),
+      codeName(code),
       "the request took longer than its deadline",
     );
   }
   // Fastify found no parser for the body's content type (the REST gateway only reads JSON).
   if ((err as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-    return problem(415, codeToString(Code.InvalidArgument), UNSUPPORTED_MEDIA_TYPE);
+    return problem(415, codeName(Code.InvalidArgument), UNSUPPORTED_MEDIA_TYPE);
   }
   const status = (err as { statusCode?: unknown }).statusCode;
   if (typeof status === "number" && status >= 400 && status < 500 && err instanceof Error) {
     const code = status === 413 ? Code.ResourceExhausted : Code.InvalidArgument;
-    return problem(status, codeToString(code), err.message);
+    return problem(status, codeName(code), err.message);
   }
-  return problem(500, codeToString(Code.Internal), "internal error");
+  return problem(500, codeName(Code.Internal), "internal error");
 }
 
 function problem(status: number, code: string, detail: string): Problem {

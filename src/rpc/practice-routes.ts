@@ -1,3 +1,4 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
@@ -10,7 +11,12 @@ import { deadlineInterceptor } from "./deadline-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
 import { practiceSessionService } from "./practice-session-service.js";
 import { quizService } from "./quiz-service.js";
-import type { RpcRoutes } from "./rpc-routes.js";
+
+/** A set of Connect services with the interceptors they run under. */
+export interface RpcRoutes {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+}
 
 export interface PracticeRpcOptions {
   sessions: PracticeSessions;
@@ -30,7 +36,6 @@ export interface PracticeRpcOptions {
  * `createRouterTransport` (the same routes, no socket).
  */
 export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
-  const { admission, onFailure } = options;
   return {
     routes: (router) => {
       router.service(PracticeSessionService, practiceSessionService(options.sessions));
@@ -44,6 +49,5 @@ export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
       ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),
     ],
-    ...(admission ? { shedGuard: { admission, ...(onFailure ? { onFailure } : {}) } } : {}),
   };
 }

@@ -64,6 +64,8 @@ const LIST_PATH = "/practice.v1.PracticeSessionService/ListSessions";
 
 /** Not a protobuf message, and no token: decoded, either would refuse the call for that. */
 const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
+/** A ListSessions request that parses (all fields unset), without a token: admission decides first. */
+const emptyRequest = grpcFrame(new Uint8Array());
 
 /** The access log lines (one per request) of RPCs. */
 const requestLines = (lines: string[]) =>
@@ -166,7 +168,7 @@ describe("admission control", () => {
   });
 });
 
-describe("refusing before reading", () => {
+describe("refusing when full", () => {
   const admission = oneSlot();
   let svc: TestService;
   let lines: string[];
@@ -175,20 +177,20 @@ describe("refusing before reading", () => {
     ({ svc, lines } = started);
   });
 
-  it("refuses a gRPC or Connect call before decoding it when no slot or queue place is left", async () => {
+  it("refuses a gRPC or Connect call at once when no slot or queue place is left", async () => {
     const busy = await admission.acquire();
     const waiting = new AbortController();
     const queued = admission.acquire(waiting.signal).catch(() => "left");
     const shedBefore = admission.shed;
     const session = await h2Connect(svc.baseUrl);
     try {
-      const status = await endStatus(grpcRequest(session, LIST_PATH, garbage));
+      const status = await endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
       const connect = await fetch(`${svc.baseUrl}${LIST_PATH}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: "not json",
+        body: "{}",
       });
-      const connectH2 = await connectOverH2(session, "not json");
+      const connectH2 = await connectOverH2(session, "{}");
       expect(status).toBe(Code.Unavailable);
       const refusal = { code: "unavailable", message: "server overloaded, try again" };
       expect([connect.status, await connect.json()]).toEqual([503, refusal]);
@@ -218,7 +220,7 @@ describe("refusing before reading", () => {
   });
 });
 
-describe("waiting for a slot before reading", () => {
+describe("waiting for a slot", () => {
   // One slot, one waiter, who is shed after 50 ms.
   const admission = oneSlot(1, 50);
   let svc: TestService;
@@ -228,19 +230,19 @@ describe("waiting for a slot before reading", () => {
     ({ svc, lines } = started);
   });
 
-  it("queues a gRPC or Connect call undecoded: shed from the queue, it costs no decoding; given a slot, it is read", async () => {
+  it("queues a gRPC or Connect call: shed from the queue, or run once given a slot", async () => {
     const session = await h2Connect(svc.baseUrl);
     const busy = await admission.acquire();
     try {
       const shedBefore = admission.shed;
-      const grpc = endStatus(grpcRequest(session, LIST_PATH, garbage));
+      const grpc = endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
       await until(() => admission.queued === 1);
       expect(admission.queued).toBe(1);
       expect(await grpc).toBe(Code.Unavailable);
       const connect = fetch(`${svc.baseUrl}${LIST_PATH}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: "not json",
+        body: "{}",
       });
       await until(() => admission.queued === 1);
       expect(admission.queued).toBe(1);
@@ -254,15 +256,15 @@ describe("waiting for a slot before reading", () => {
       expect(requestLines(lines).map((l) => l.code)).toEqual(["unavailable", "unavailable"]);
 
       // A waiter whose client resets its stream leaves the queue: it is not shed later.
-      const reset = grpcRequest(session, LIST_PATH, garbage);
+      const reset = grpcRequest(session, LIST_PATH, emptyRequest);
       await until(() => admission.queued === 1);
       expect(admission.queued).toBe(1);
       reset.close(constants.NGHTTP2_CANCEL);
       await until(() => admission.queued === 0);
       expect([admission.queued, admission.shed - shedBefore]).toEqual([0, 2]);
 
-      // A waiter that gets the slot is read, and refused for what it is.
-      const admitted = endStatus(grpcRequest(session, LIST_PATH, garbage));
+      // A waiter that gets the slot runs: no token, so it is refused for that.
+      const admitted = endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
       await until(() => admission.queued === 1);
       busy();
       expect(await admitted).not.toBe(Code.Unavailable);
@@ -323,7 +325,9 @@ describe("log lines of a flood of refused calls", () => {
     let statuses: number[];
     try {
       statuses = await Promise.all([
-        ...Array.from({ length: shed }, () => endStatus(grpcRequest(session, LIST_PATH, garbage))),
+        ...Array.from({ length: shed }, () =>
+          endStatus(grpcRequest(session, LIST_PATH, emptyRequest)),
+        ),
         ...Array.from({ length: shedRest }, () =>
           fetch(`${svc.baseUrl}/quizzes/1/sessions`).then((r) => r.status),
         ),

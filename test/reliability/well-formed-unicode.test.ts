@@ -140,8 +140,7 @@ describe("Connect", () => {
         answer,
         Buffer.from('"}'),
       ]);
-    // With a charset parameter, Connect's own handler reads the call (not the
-    // short path); with an Origin (a browser), the Fastify plugin's.
+    // With and without a charset parameter, and with an Origin (a browser).
     for (const [type, origin] of [
       ["application/json", undefined],
       ["application/json; charset=utf-8", undefined],
