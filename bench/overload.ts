@@ -1,280 +1,250 @@
 /**
- * `npm run bench:overload`: goodput and admitted latency of ListSessions
- * (Connect's binary protocol over HTTP/2, through the same HTTP/2 adapter,
- * interceptors and admission control as gRPC; its statuses, 200 or 503, let
- * h2load tell served calls from refused ones) past saturation, with admission
- * control as shipped (at most the pool's size), adaptive, and none
- * (BENCH_OVERLOAD_LIMITS picks others). Steps: the
- * unloaded p99 (one caller), the saturated rate (closed loop, half as many
- * callers again as may run at once: every slot stays busy, none is refused), the unloaded p99 again as the overload steps measure
- * it (the same open loop at a tenth of the saturated goodput), then open
- * loops at 2x and 5x the saturated goodput. h2load's open loop sends each
- * connection's requests in 10 ms ticks, and a caller that comes after a
- * pause finds the service asleep, so its unloaded p99 is higher than one
- * caller's in a closed loop: the report divides by both.
- * "Goodput" counts 200s per second; "admitted p99" is the p99 of 200s. The
- * load generator is h2load (Debian's nghttp2-client; a Node client used as
- * much CPU at 5x as the service) at a higher CPU priority than the service:
- * it stands for clients on other machines. BENCH_OVERLOAD_S seconds per step
- * (default 5): on a shared box, compare the rows of one run, not runs.
+ * `npm run bench:overload`: what callers see when more arrive than the
+ * service can serve.
+ *
+ * Bursts: 40, 200 and 500 calls at once on one HTTP/2 connection, of REST
+ * StartSession (a new user each: every call writes) and of gRPC ListSessions.
+ * Sustained: the saturating rate of gRPC ListSessions (a closed loop of half
+ * as many callers again as the service admits at once), then open loops at
+ * 2x and 5x that rate. Each step reports calls admitted and refused, p50/p99
+ * of the admitted ones (open loop: from their scheduled time), goodput, the
+ * service's CPU, and the latency of GET /healthz polled on a connection of
+ * its own meanwhile.
+ *
+ * BENCH_QUICK=1: 1 s steps and small bursts (checks it runs end to end).
+ * BENCH_STEP_MS (default 10000); BENCH_ADMISSION=default,adaptive,none picks
+ * the service's admission settings to compare (default: as shipped);
+ * BENCH_BUSY_CORE=1 keeps one core busy with another process throughout.
  */
-
-import { mkdirSync, writeFileSync } from "node:fs";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ListSessionsRequestSchema } from "../gen/practice/v1/practice_session_service_pb.js";
 import { signToken } from "../src/auth/tokens.js";
-import { type Child, freePort, startChild } from "./lib/children.js";
+import { type Child, log, POOL_SIZE, SECRET, startService } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
-import { type H2loadResult, h2load, h2loadInstalled } from "./lib/h2load.js";
-import { cpuMs } from "./lib/proc.js";
-import { percentile } from "./lib/stats.js";
+import { burst, type Call, closedLoop, grpcRequest, H2Client, openLoop } from "./lib/load.js";
+import { busyCore, cpuMs } from "./lib/proc.js";
+import { writeReport } from "./lib/report.js";
+import { Latencies, type LoadResult } from "./lib/stats.js";
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
-const STEP_S = Number(process.env.BENCH_OVERLOAD_S ?? 5);
-const SECRET = "bench-secret-bench-secret-bench-secret-0123";
-const POOL_SIZE = 10;
-/**
- * The admission settings to compare: "default" (the service's: at most the pool's size, 10),
- * "adaptive" (ADAPTIVE_ADMISSION=true), or a number N (MAX_IN_FLIGHT=N; 100000: none at all).
- */
-const SETTINGS = (process.env.BENCH_OVERLOAD_LIMITS ?? "default,adaptive,100000").split(",");
-
-/** The service's environment for one setting, and its name in the report. */
-function setting(name: string): { env: Record<string, string>; label: string } {
-  if (name === "default")
-    return { env: {}, label: "as shipped: MAX_IN_FLIGHT = the pool's size (10)" };
-  if (name === "adaptive") {
-    return {
-      env: { ADAPTIVE_ADMISSION: "true" },
-      label: "ADAPTIVE_ADMISSION=true (at most 10, at least 3)",
-    };
-  }
-  if (!/^\d+$/.test(name))
-    throw new Error(`BENCH_OVERLOAD_LIMITS: "${name}" is not default, adaptive or a number`);
-  return {
-    env: { MAX_IN_FLIGHT: name },
-    label:
-      name === "100000"
-        ? "MAX_IN_FLIGHT = 100000 (no admission control)"
-        : `MAX_IN_FLIGHT = ${name}`,
-  };
-}
-/** Connections of the open loops (each allows the server's 100 streams at once). */
-const CONNECTIONS = 8;
-/** BENCH_OVERLOAD_PROFILE=1: a CPU profile of each service run, in bench/results/profiles. */
-const PROFILE = Boolean(process.env.BENCH_OVERLOAD_PROFILE);
+const env = process.env;
+const QUICK = env.BENCH_QUICK === "1";
+const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
+const STEP_MS = Number(env.BENCH_STEP_MS ?? (QUICK ? 1000 : 10_000));
+const BURSTS = QUICK ? [40] : [40, 200, 500];
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
+/** Connections of the open loops: each carries at most the service's 100 streams at once. */
+const CONNECTIONS = 4;
 
-interface Step {
-  load: string;
+const ADMISSION: Record<string, { env: Record<string, string>; label: string }> = {
+  default: { env: {}, label: `as shipped (MAX_IN_FLIGHT = the pool's ${POOL_SIZE})` },
+  adaptive: { env: { ADAPTIVE_ADMISSION: "true" }, label: "ADAPTIVE_ADMISSION=true" },
+  none: { env: { MAX_IN_FLIGHT: "100000" }, label: "no admission control (MAX_IN_FLIGHT=100000)" },
+};
+
+/** Statuses that say "not now, try again": the service shed the call. */
+const REFUSED = new Set(["503", "429", "UNAVAILABLE", "RESOURCE_EXHAUSTED"]);
+
+interface Row {
+  step: string;
   offered: number;
+  admitted: number;
+  refused: number;
+  other: number;
   goodput: number;
-  okP50: number;
-  okP99: number;
-  /** p50 of the refused (503) answers: how fast a caller learns to back off. */
-  refusedP50: number;
-  /** CPU while the step ran, in % of one core: the service, and h2load. */
-  serverCpu: number;
-  /** Calls answered 200 and 503 per second. */
-  okRate: number;
-  refusedRate: number;
-  generatorCpu: number;
-  answers: Record<string, number>;
+  p50: number;
+  p99: number;
+  healthzP50: number;
+  healthzP99: number;
+  cpuPercent: number;
 }
 
-const round = (ms: number) => Math.round(ms * 10) / 10;
-
-/** A step's row from h2load's answers and the service's CPU meanwhile. */
-function step(load: string, result: H2loadResult, serverCpu: number, offered?: number): Step {
-  const ok = result.byStatus.get(200) ?? [];
-  const refused = result.byStatus.get(503) ?? [];
-  const total = [...result.byStatus.values()].reduce((n, l) => n + l.length, 0);
-  return {
-    load,
-    offered: Math.round(offered ?? total / result.durationS),
-    goodput: Math.round(ok.length / result.durationS),
-    okP50: round(percentile(ok, 50)),
-    okP99: round(percentile(ok, 99)),
-    refusedP50: round(percentile(refused, 50)),
-    serverCpu: Math.round(serverCpu),
-    okRate: ok.length / result.durationS,
-    refusedRate: refused.length / result.durationS,
-    generatorCpu: Math.round(result.cpuPercent),
-    answers: Object.fromEntries([...result.byStatus].map(([s, l]) => [String(s), l.length])),
-  };
-}
-
-/** The bench's call: ListSessions of the bench user's quiz, Connect binary, to `port`. */
-async function listRequest(port: number, quizId: string) {
-  return {
-    url: `http://127.0.0.1:${port}${LIST}`,
-    headers: {
-      "content-type": "application/proto",
-      "connect-protocol-version": "1",
-      authorization: `Bearer ${await signToken(SECRET, MAIN_USER)}`,
-    },
-    body: toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
-  };
-}
-
-async function measure(name: string, dbUrl: string, quizId: string) {
-  const { env, label } = setting(name);
-  const maxInFlight = Number(env.MAX_IN_FLIGHT ?? POOL_SIZE);
-  const port = await freePort();
-  const child: Child = await startChild(
-    name,
-    "src/main.ts",
-    {
-      PORT: String(port),
-      METRICS_PORT: "0",
-      HOST: "127.0.0.1",
-      DATABASE_URL: dbUrl,
-      JWT_SECRET: SECRET,
-      LOG_LEVEL: "error",
-      DB_POOL_SIZE: String(POOL_SIZE),
-      ...env,
-      NODE_ENV: "production",
-    },
-    PROFILE ? ["--cpu-prof", "--cpu-prof-dir=bench/results/profiles"] : [],
-  );
-  try {
-    const request = await listRequest(port, quizId);
-    /** One step, with the service's CPU (% of a core) while it ran. */
-    const run = async (clients: number, streams: number, durationS: number, rate?: number) => {
-      const cpu0 = cpuMs(child.pid);
+/** Polls GET /healthz every 100 ms on an HTTP/1.1 connection of its own until stopped. */
+function healthzPoller(port: number) {
+  const lat = new Latencies();
+  let running = true;
+  const loop = (async () => {
+    while (running) {
       const t0 = performance.now();
-      const result = await h2load({
-        ...request,
-        clients,
-        streams,
-        durationS,
-        ...(rate ? { rate } : {}),
-      });
-      return { result, cpu: ((cpuMs(child.pid) - cpu0) / (performance.now() - t0)) * 100 };
-    };
-    await run(8, 1, 1); // warm-up
-    // Half as many again as the service runs at once: the waiting ones keep every slot busy
-    // (with exactly as many, a slot idles while its caller turns around), none is refused.
-    const callers = Math.min(maxInFlight + Math.ceil(maxInFlight / 2), 24);
-    const unloaded = await run(1, 1, STEP_S);
-    const saturated = await run(callers, 1, STEP_S);
-    const steps = [
-      step("unloaded (1 caller)", unloaded.result, unloaded.cpu),
-      step(`saturated (${callers} callers)`, saturated.result, saturated.cpu),
-    ];
-    const saturatedGoodput = steps[1]?.goodput ?? 0;
-    const light = await run(CONNECTIONS, 100, STEP_S, saturatedGoodput / 10);
-    steps.push(step("unloaded (open loop, 0.1x)", light.result, light.cpu, saturatedGoodput / 10));
-    for (const factor of [2, 5]) {
-      const rate = saturatedGoodput * factor;
-      const loaded = await run(CONNECTIONS, 100, STEP_S, rate);
-      steps.push(step(`${factor}x saturated`, loaded.result, loaded.cpu, rate));
+      try {
+        await (await fetch(`http://127.0.0.1:${port}/healthz`)).arrayBuffer();
+        lat.add(performance.now() - t0);
+      } catch {
+        lat.add(Number.POSITIVE_INFINITY);
+      }
+      await new Promise((r) => setTimeout(r, 100));
     }
-    return { name: label, steps, admits: maxInFlight < 100_000 };
-  } finally {
-    await child.stop();
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return lat.summary();
+  };
+}
+
+/** Runs `work` with the service's CPU and /healthz measured around it. */
+async function measured<T>(svc: Child, work: () => Promise<T>) {
+  const cpu0 = cpuMs(svc.pid);
+  const t0 = performance.now();
+  const stop = healthzPoller(svc.port);
+  const result = await work();
+  const healthz = await stop();
+  return {
+    result,
+    healthz,
+    cpuPercent: ((cpuMs(svc.pid) - cpu0) / (performance.now() - t0)) * 100,
+  };
+}
+
+function count(statuses: Record<string, number>, expect: string) {
+  let refused = 0;
+  let other = 0;
+  for (const [status, n] of Object.entries(statuses)) {
+    if (REFUSED.has(status)) refused += n;
+    else if (status !== expect) other += n;
   }
+  return { admitted: statuses[expect] ?? 0, refused, other };
 }
 
-/**
- * What a served and a refused call cost the service's CPU (µs), from the
- * saturated step and the 5x step (its served calls counted at the saturated
- * cost), and the goodput those costs allow at 5x's rate within the CPU the
- * service had when saturated: refusals take their share first.
- */
-function costs(steps: Step[]): string {
-  const saturated = steps[1];
-  const fivefold = steps.find((s) => s.load.startsWith("5x"));
-  if (!saturated || !fivefold || fivefold.refusedRate === 0) return "";
-  const served = (saturated.serverCpu * 1e4) / saturated.okRate;
-  const refused = (fivefold.serverCpu * 1e4 - fivefold.okRate * served) / fivefold.refusedRate;
-  const answered = fivefold.okRate + fivefold.refusedRate;
-  const ceiling = (saturated.serverCpu * 1e4 - answered * refused) / (served - refused);
-  return (
-    `Service CPU per served call (saturated): ${Math.round(served)} µs; per refused call (5x): ${Math.round(refused)} µs. ` +
-    `At 5x's ${Math.round(answered)} calls/s, the saturated CPU serves at most ${Math.round(ceiling)}/s ` +
-    `(${(ceiling / saturated.okRate).toFixed(2)} × saturated) once the rest are refused.`
-  );
-}
-
-/**
- * CPU per call (µs) of bench/servers/refuse-all.ts, a bare Node HTTP/2 server
- * that refuses everything, under `rate` calls a second of the same request.
- */
-async function refusalFloor(quizId: string, rate: number): Promise<number> {
-  const port = await freePort();
-  const child = await startChild("refuse-all", "bench/servers/refuse-all.ts", {
-    PORT: String(port),
-  });
-  try {
-    const request = await listRequest(port, quizId);
-    const cpu0 = cpuMs(child.pid);
-    const result = await h2load({
-      ...request,
-      rate,
-      clients: CONNECTIONS,
-      streams: 100,
-      durationS: STEP_S,
-    });
-    const calls = [...result.byStatus.values()].reduce((n, l) => n + l.length, 0);
-    return ((cpuMs(child.pid) - cpu0) * 1000) / calls;
-  } finally {
-    await child.stop();
-  }
-}
-
-function report(runs: { name: string; steps: Step[]; admits: boolean }[], floorUs: number): string {
-  const lines = [
-    `# Overload: ListSessions (Connect binary over HTTP/2), ${STEP_S} s per step (${new Date().toISOString()})`,
-    "",
-    "Load from h2load at a higher CPU priority than the service; latency of 200s as h2load times them.",
-    "Shared 2-core box (service, MariaDB and h2load): compare rows of one run.",
-    "p99 ÷ unloaded: over one caller's closed loop / over the open loop at 0.1x (as the overload steps measure).",
-    "",
-  ];
-  for (const run of runs) {
-    const closedP99 = run.steps[0]?.okP99 ?? Number.NaN;
-    const openP99 = run.steps.find((s) => s.load.includes("open loop"))?.okP99 ?? Number.NaN;
-    lines.push(
-      `## ${run.name}`,
-      "",
-      "| load | offered/s | goodput/s | × saturated | OK p50 ms | OK p99 ms | p99 ÷ unloaded (closed / open) | refused p50 ms | CPU % service / h2load | answers by status |",
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+async function runSetting(name: string, dbUrl: string, quizId: string, startQuiz: string) {
+  const setting = ADMISSION[name];
+  if (!setting)
+    throw new Error(
+      `BENCH_ADMISSION: "${name}" is not one of ${Object.keys(ADMISSION).join(", ")}`,
     );
-    const saturated = run.steps[1]?.goodput ?? Number.NaN;
-    for (const s of run.steps) {
-      lines.push(
-        `| ${s.load} | ${s.offered} | ${s.goodput} | ${(s.goodput / saturated).toFixed(2)} | ${s.okP50} | ${s.okP99} | ${(s.okP99 / closedP99).toFixed(1)} / ${(s.okP99 / openP99).toFixed(1)} | ${Number.isNaN(s.refusedP50) ? "-" : s.refusedP50} | ${s.serverCpu} / ${s.generatorCpu} | ${JSON.stringify(s.answers)} |`,
-      );
-    }
-    // Without admission control the 503s are timeouts, not refusals: no cost to tell.
-    lines.push("", run.admits ? costs(run.steps) : "", "");
-  }
-  lines.push(
-    `A bare Node HTTP/2 server that refuses every call (bench/servers/refuse-all.ts), at the first setting's 5x rate: ${Math.round(floorUs)} µs of CPU per call.`,
+  const svc = await startService(dbUrl, setting.env);
+  const rows: Row[] = [];
+  const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
+  const list = grpcRequest(
+    LIST,
+    toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
+    token,
   );
-  return lines.join("\n");
+  const clients = Array.from({ length: CONNECTIONS }, () => new H2Client(svc.port));
+  let next = 0;
+  const listCall: Call = () => (clients[next++ % CONNECTIONS] as H2Client).call(list);
+  try {
+    await closedLoop(listCall, 8, 1000, "OK"); // warm-up
+    for (const size of BURSTS) {
+      // A new user per call: each start creates a session (a write), none resumes.
+      const tokens = await Promise.all(
+        Array.from({ length: size }, (_, i) =>
+          signToken(SECRET, `burst-${name}-${size}-${i}`, { ttlSeconds: 3600 }),
+        ),
+      );
+      const one = new H2Client(svc.port);
+      const kinds: [string, string, Call[]][] = [
+        [
+          "REST StartSession",
+          "201",
+          tokens.map(
+            (t) => () =>
+              one.call({
+                method: "POST",
+                path: `/quizzes/${startQuiz}/sessions`,
+                headers: { authorization: `Bearer ${t}` },
+              }),
+          ),
+        ],
+        ["gRPC ListSessions", "OK", Array.from({ length: size }, () => () => one.call(list))],
+      ];
+      for (const [kind, expect, calls] of kinds) {
+        const { result, healthz, cpuPercent } = await measured(svc, () => burst(calls));
+        const counts = count(result.statuses, expect);
+        const ok = result.byStatus.get(expect)?.summary();
+        rows.push({
+          step: `burst of ${size}: ${kind}`,
+          offered: size,
+          ...counts,
+          goodput: (counts.admitted / result.ms) * 1000,
+          p50: ok?.p50 ?? Number.NaN,
+          p99: ok?.p99 ?? Number.NaN,
+          healthzP50: healthz.p50,
+          healthzP99: healthz.p99,
+          cpuPercent,
+        });
+        log(`${rows.at(-1)?.step}: ${JSON.stringify(result.statuses)}`);
+      }
+      one.close();
+    }
+    // Sustained: the saturating rate (callers waiting keep every slot busy), then 2x and 5x it.
+    const callers = Math.ceil(POOL_SIZE * 1.5);
+    const saturated = await measured(svc, () => closedLoop(listCall, callers, STEP_MS, "OK"));
+    const rate = saturated.result.statuses.OK ?? 0;
+    const saturating = (rate / saturated.result.durationMs) * 1000;
+    rows.push(
+      sustainedRow(`saturating (closed loop, ${callers} callers)`, saturated, saturated.result.rps),
+    );
+    for (const factor of [2, 5]) {
+      const offered = saturating * factor;
+      const step = await measured(svc, () => openLoop(listCall, offered, STEP_MS, "OK"));
+      rows.push(sustainedRow(`${factor}x saturating for ${STEP_MS / 1000} s`, step, offered));
+      log(`${factor}x: ${JSON.stringify(step.result.statuses)}`);
+    }
+  } finally {
+    for (const c of clients) c.close();
+    await svc.stop();
+  }
+  return { label: setting.label, rows };
+}
+
+function sustainedRow(
+  step: string,
+  m: {
+    result: LoadResult & { admitted?: { p50: number; p99: number } };
+    healthz: { p50: number; p99: number };
+    cpuPercent: number;
+  },
+  offered: number,
+): Row {
+  const r = m.result;
+  const counts = count(r.statuses, "OK");
+  const admitted = r.admitted ?? { p50: r.p50, p99: r.p99 };
+  return {
+    step,
+    offered: Math.round(offered),
+    ...counts,
+    goodput: (counts.admitted / r.durationMs) * 1000,
+    p50: admitted.p50,
+    p99: admitted.p99,
+    healthzP50: m.healthz.p50,
+    healthzP99: m.healthz.p99,
+    cpuPercent: m.cpuPercent,
+  };
 }
 
 async function main() {
-  if (!h2loadInstalled()) {
-    console.error("bench:overload needs h2load: apt-get install nghttp2-client");
-    process.exit(1);
-  }
+  const stopBusy = busyCore();
   const data = await generate(SERVER_URL, [20]);
-  const quizId = data.levelQuiz.get(20) ?? "";
   try {
     const runs = [];
-    for (const name of SETTINGS) runs.push(await measure(name, data.url, quizId));
-    const fivefold = runs[0]?.steps.find((s) => s.load.startsWith("5x"))?.offered ?? 0;
-    const text = report(runs, await refusalFloor(quizId, fivefold));
-    console.log(text);
-    mkdirSync("bench/results", { recursive: true });
-    const file = `bench/results/overload-${new Date().toISOString().replace(/[:.]/g, "-")}.md`;
-    writeFileSync(file, `${text}\n`);
-    console.log(`written: ${file}`);
+    for (const name of (env.BENCH_ADMISSION ?? "default").split(",")) {
+      runs.push(await runSetting(name, data.url, data.levelQuiz.get(20) ?? "", data.startQuiz));
+    }
+    const f = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "-");
+    const lines = [
+      "# Overload",
+      "",
+      `Bursts on one HTTP/2 connection (latency from the burst's start); sustained steps of ${STEP_MS / 1000} s.`,
+      "Offered: calls (bursts) or calls a second (sustained); goodput: admitted calls a second.",
+      env.BENCH_BUSY_CORE === "1" ? "Another process kept one core busy throughout." : "",
+    ];
+    for (const run of runs) {
+      lines.push(
+        "",
+        `## ${run.label}`,
+        "",
+        "| step | offered | admitted | refused | other | goodput/s | admitted p50 ms | admitted p99 ms | /healthz p50 / p99 ms | service CPU % |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ...run.rows.map(
+          (r) =>
+            `| ${r.step} | ${r.offered} | ${r.admitted} | ${r.refused} | ${r.other} | ${Math.round(r.goodput)} | ${f(r.p50)} | ${f(r.p99)} | ${f(r.healthzP50)} / ${f(r.healthzP99)} | ${Math.round(r.cpuPercent)} |`,
+        ),
+      );
+    }
+    writeReport("overload", lines.join("\n"), runs);
   } finally {
     await data.drop();
+    stopBusy();
   }
 }
 

@@ -1,18 +1,26 @@
 /** Creates the configured database if missing and applies pending migrations. */
-import { loadConfig } from "../src/config.js";
+import { type Config, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { runEntry } from "../src/ops/startup-errors.js";
 
-const config = loadConfig();
-await createDatabaseIfMissing(config.databaseUrl);
-const { db, close } = openDatabase({
-  url: config.databaseUrl,
-  poolSize: 1,
-  connectTimeoutMs: 5000,
-});
-try {
-  const applied = await migrateToLatest(db);
-  console.log(applied.length ? `applied: ${applied.join(", ")}` : "already up to date");
-} finally {
-  await close();
-}
+let config: Config | undefined;
+
+runEntry(
+  async () => {
+    config = loadConfig();
+    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+    const { db, close } = openDatabase({
+      url: config.databaseUrl,
+      poolSize: 1,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+    });
+    try {
+      const applied = await migrateToLatest(db);
+      console.log(applied.length ? `applied: ${applied.join(", ")}` : "already up to date");
+    } finally {
+      await close();
+    }
+  },
+  { databaseUrl: () => config?.databaseUrl, debug: () => config?.logLevel === "debug" },
+);

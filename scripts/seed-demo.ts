@@ -4,28 +4,36 @@
  * says which store that is. Running it again adds nothing: it prints the
  * ids of the demo quizzes already there.
  */
-import { loadConfig } from "../src/config.js";
+import { type Config, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/connect.js";
 import { ensureDemoContent } from "../src/db/demo-content.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { runEntry } from "../src/ops/startup-errors.js";
 
-const config = loadConfig();
-const store = describeStore(config.databaseUrl);
-await createDatabaseIfMissing(config.databaseUrl);
-const { db, close } = openDatabase({
-  url: config.databaseUrl,
-  poolSize: 1,
-  connectTimeoutMs: config.dbConnectTimeoutMs,
-});
-try {
-  await migrateToLatest(db);
-  const { studyGuideId, quizIds, created } = await ensureDemoContent(db);
-  console.log(
-    created
-      ? `Store: ${store}: added the demo study guide ${studyGuideId}`
-      : `Store: ${store}: the demo study guide ${studyGuideId} is there already (nothing added)`,
-  );
-  for (const id of quizIds) console.log(`  quiz ${id}: /quizzes/${id}`);
-} finally {
-  await close();
-}
+let config: Config | undefined;
+
+runEntry(
+  async () => {
+    config = loadConfig();
+    const store = describeStore(config.databaseUrl);
+    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+    const { db, close } = openDatabase({
+      url: config.databaseUrl,
+      poolSize: 1,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+    });
+    try {
+      await migrateToLatest(db);
+      const { studyGuideId, quizIds, created } = await ensureDemoContent(db);
+      console.log(
+        created
+          ? `Store: ${store}: added the demo study guide ${studyGuideId}`
+          : `Store: ${store}: the demo study guide ${studyGuideId} is there already (nothing added)`,
+      );
+      for (const id of quizIds) console.log(`  quiz ${id}: /quizzes/${id}`);
+    } finally {
+      await close();
+    }
+  },
+  { databaseUrl: () => config?.databaseUrl, debug: () => config?.logLevel === "debug" },
+);

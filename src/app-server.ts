@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import {
+  constants,
   createSecureServer,
   createServer,
   type Http2SecureServer,
@@ -85,5 +86,17 @@ export function createAppServer(
   server.on("session", (session) =>
     session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()),
   );
+  server.on("stream", (stream) => {
+    // The answer is complete (its trailers sent) but the client may still be
+    // sending (a reflection conversation ended by its lifetime): RST_STREAM
+    // NO_ERROR tells it to stop (RFC 9113 8.1) and frees the stream's place
+    // among the connection's concurrent streams. On the next turn: closed at
+    // once, the stream would drop the trailers unsent.
+    stream.once("wantTrailers", () =>
+      setImmediate(() => {
+        if (!stream.closed && !stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);
+      }),
+    );
+  });
   return server;
 }

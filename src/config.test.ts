@@ -64,6 +64,27 @@ describe("loadConfig", () => {
   });
 });
 
+describe("every refusal names its variable and what it must be", () => {
+  it.each([
+    [{ PORT: "http" }, /^PORT must be an integer from 0 to 65535, got "http"$/],
+    [{ METRICS_PORT: "-1" }, /^METRICS_PORT must be an integer/],
+    [{ PORT: "9000", METRICS_PORT: "9000" }, /^METRICS_PORT must differ from PORT/],
+    [{ DB_POOL_SIZE: "0" }, /^DB_POOL_SIZE must be an integer/],
+    [
+      { LOG_LEVEL: "loud" },
+      /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/,
+    ],
+    [{ DATABASE_URL: "postgres://x/y" }, /^DATABASE_URL must be mysql:\/\//],
+    [{ JWT_SECRET: "short" }, /^JWT_SECRET must be at least 32 characters/],
+    [{ JWT_PUBLIC_KEY: "not a key" }, /^JWT_PUBLIC_KEY is not a PEM public key/],
+    [{ JWT_JWKS_URL: "nope" }, /^JWT_JWKS_URL is not a URL/],
+    [{ TLS_CERT_FILE: "cert.pem" }, /TLS_CERT_FILE and TLS_KEY_FILE/],
+    [{ NODE_ENV: "production" }, /JWT_SECRET.*JWT_PUBLIC_KEY.*JWT_JWKS_URL/],
+  ])("%o", (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
 describe("events configuration", () => {
   it("has no NATS and no relay by default: events wait in the outbox", () => {
     expect(loadConfig({}).events).toEqual({

@@ -6,6 +6,7 @@
  * listens instead of on its first request.
  */
 
+import { createPublicKey } from "node:crypto";
 import { REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS } from "./limits.js";
 
 export interface JwtConfig {
@@ -106,6 +107,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (jwt.secret !== undefined && jwt.secret.length < 32) {
     throw new ConfigError("JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)");
   }
+  if (jwt.publicKeyPem !== undefined && !isPublicKey(jwt.publicKeyPem)) {
+    throw new ConfigError(
+      "JWT_PUBLIC_KEY is not a PEM public key (-----BEGIN PUBLIC KEY-----, RSA or EC)",
+    );
+  }
   if (jwt.jwksUrl !== undefined && !URL.canParse(jwt.jwksUrl)) {
     throw new ConfigError(`JWT_JWKS_URL is not a URL: ${jwt.jwksUrl}`);
   }
@@ -170,7 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     jwt,
     production,
-    logLevel: optional(env, "LOG_LEVEL") ?? "info",
+    logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),
     tls: certFile && keyFile ? { certFile, keyFile } : undefined,
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", SHUTDOWN_TIMEOUT_MS, 0, 600_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
@@ -214,6 +220,15 @@ function eventsConfig(env: Env): EventsConfig {
   return { nats: { url, stream, subjectPrefix }, relayInProcess: relay === "on", ...relaying };
 }
 
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = optional(env, name);
+  if (raw === undefined) return fallback;
+  if ((values as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${values.join(", ")}, got "${raw}"`);
+}
+
 function flag(env: Env, name: string, fallback: boolean): boolean {
   const raw = optional(env, name);
   if (raw === undefined) return fallback;
@@ -243,4 +258,13 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function isPublicKey(pem: string): boolean {
+  try {
+    createPublicKey(pem);
+    return true;
+  } catch {
+    return false;
+  }
 }

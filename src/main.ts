@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
-import { type Config, ConfigError, loadConfig } from "./config.js";
+import { type Config, loadConfig } from "./config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -14,25 +14,31 @@ import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
 import { metricsServer } from "./ops/metrics-server.js";
+import {
+  checkTlsFiles,
+  databaseFailure,
+  databaseMayHeal,
+  listenFailure,
+  runEntry,
+  StartupError,
+} from "./ops/startup-errors.js";
 import { stopOnSignals } from "./ops/stop-signals.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
-/** Waits this long for the database at start-up before giving up. */
+/** Waits this long for a database that is not up yet before giving up. */
 const DATABASE_WAIT_MS = 30_000;
 /** Beyond SHUTDOWN_TIMEOUT_MS (after which connections are cut), time to close the pool. */
 const SHUTDOWN_MARGIN_MS = 5_000;
 
+/** Known once loaded: start-up failures name the database and print stacks at debug level. */
+let loaded: Config | undefined;
+
 async function main() {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    console.error(`configuration error: ${err.message}`);
-    process.exit(2);
-  }
+  const config = loadConfig();
+  loaded = config;
+  if (config.tls) checkTlsFiles(config.tls);
   const logger = pino({
     level: config.logLevel,
     // Nothing logs headers today; should an error ever carry them, no credential goes out.
@@ -51,7 +57,10 @@ async function main() {
   });
   if (config.migrateOnStart) {
     // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
-    const applied = await migrateToLatest(database.db);
+    const applied = await migrateToLatest(database.db).catch(async (err: unknown) => {
+      await database.close();
+      throw err;
+    });
     logger.info(
       { store: database.store, applied },
       `database migrated (${describeStore(config.databaseUrl)})`,
@@ -89,8 +98,9 @@ async function main() {
       practicePage = await loadPracticePage(PAGE_DIST);
       logger.info({ build }, `practice page at ${PRACTICE_PAGE_PATH}`);
     } catch (err) {
-      console.error(`practice page: ${err instanceof Error ? err.message : String(err)}`);
-      process.exit(2);
+      throw new StartupError(
+        `cannot build the practice page: ${err instanceof Error ? err.message : String(err)} (or set PRACTICE_PAGE=off)`,
+      );
     }
   }
 
@@ -118,21 +128,25 @@ async function main() {
   try {
     await port.listen(config.port, config.host);
   } catch (err) {
-    const line = listenFailure(err, config.host, config.port);
-    if (line === undefined) throw err;
-    // One line a person can act on, not a stack trace.
-    console.error(line);
     await database.close();
-    process.exit(1);
+    const line = listenFailure(err, config.host, config.port, "PORT");
+    throw line === undefined ? err : new StartupError(line);
   }
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
   const scrape = metricsServer(metrics);
-  await new Promise<void>((resolve, reject) => {
-    scrape.once("error", reject);
-    scrape.listen(config.metricsPort, config.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      scrape.once("error", reject);
+      scrape.listen(config.metricsPort, config.host, () => resolve());
+    });
+  } catch (err) {
+    await port.close(0);
+    await database.close();
+    const line = listenFailure(err, config.host, config.metricsPort, "METRICS_PORT");
+    throw line === undefined ? err : new StartupError(line);
+  }
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
@@ -175,6 +189,8 @@ async function main() {
     console.log(
       [
         "",
+        `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
+        `Metrics: http://127.0.0.1:${scrapePort}/metrics (METRICS_PORT)`,
         `Store: ${describeStore(config.databaseUrl)}`,
         ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
@@ -210,21 +226,11 @@ async function main() {
   });
 }
 
-/** Why the port cannot be listened on, in one line, for the usual causes; else undefined. */
-function listenFailure(err: unknown, host: string, port: number): string | undefined {
-  switch ((err as NodeJS.ErrnoException).code) {
-    case "EADDRINUSE":
-      return `cannot listen on ${host}:${port}: the port is already in use (stop the other process, or set PORT to a free port)`;
-    case "EACCES":
-      return `cannot listen on ${host}:${port}: permission denied (use a port above 1023, or set PORT)`;
-    case "EADDRNOTAVAIL":
-      return `cannot listen on ${host}:${port}: ${host} is not an address of this machine (set HOST)`;
-    default:
-      return undefined;
-  }
-}
-
-/** Creates the database if missing, retrying while the server is not up yet. */
+/**
+ * Creates the database if missing, retrying only while the server may still
+ * be starting; a refused login, an unknown host or a missing right ends the
+ * start at once.
+ */
 async function waitForDatabase(config: Config, logger: pino.Logger) {
   const deadline = Date.now() + DATABASE_WAIT_MS;
   for (;;) {
@@ -232,11 +238,9 @@ async function waitForDatabase(config: Config, logger: pino.Logger) {
       await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
       return;
     } catch (err) {
-      if (Date.now() > deadline) {
-        throw new Error(
-          `cannot reach the database ${describeStore(config.databaseUrl)} (set DATABASE_URL)`,
-          { cause: err },
-        );
+      if (!databaseMayHeal(err) || Date.now() > deadline) {
+        const line = databaseFailure(err, config.databaseUrl);
+        throw line === undefined ? err : new StartupError(line);
       }
       logger.warn({ err: String(err) }, "database not reachable yet, retrying");
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -244,7 +248,7 @@ async function waitForDatabase(config: Config, logger: pino.Logger) {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
+runEntry(main, {
+  databaseUrl: () => loaded?.databaseUrl,
+  debug: () => loaded?.logLevel === "debug" || loaded?.logLevel === "trace",
 });

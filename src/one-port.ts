@@ -22,7 +22,7 @@ import {
   REQUEST_READ_TIMEOUT_MS,
 } from "./limits.js";
 import { guardHttp2Session } from "./ops/http2-guard.js";
-import type { H2StreamHandler } from "./rpc/h2-stream-adapter.js";
+import { answerClientError } from "./rest/head-refusals.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -51,7 +51,6 @@ export interface OnePortServer {
  */
 export function servePort(app: App, tls: boolean): OnePortServer {
   const h2 = app.server;
-  const rpcHttp1 = app.rpcHttp1;
   // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones (over
   // TLS, the secure server's allowHTTP1 hands it both); its types know only
   // the server the app was built on. This hand-over is the one place that
@@ -72,18 +71,18 @@ export function servePort(app: App, tls: boolean): OnePortServer {
       const socket = req.socket;
       idleSince.delete(socket);
       res.once("close", () => idleSince.set(socket, performance.now()));
-      if (rpcHttp1?.(req, res)) return;
       routeHttp1(req, res);
     },
   );
   h1.on("connection", (socket: Socket) => idleSince.set(socket, performance.now()));
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
-  // closeIdleConnections() below does nothing (idle keep-alives then held
-  // shutdown for the client's or the server's 5 s keep-alive timeout) and
   // headersTimeout / requestTimeout are never enforced.
   h1.emit("listening");
-  if (app.rpcStreams) takeRpcStreams(h2, app.rpcStreams);
+  // Requests Node's parser refuses (a head over the limit, bytes that are
+  // not HTTP) get problem+json too; with TLS, HTTP/1.1 is the h2 server's.
+  h1.on("clientError", answerClientError);
+  if (tls) h2.on("clientError", answerClientError);
   const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
@@ -170,28 +169,6 @@ function cutOffUnfinished(
 
 /** Paths whose requests last as long as the conversation (bidirectional streams). */
 const LONG_REQUESTS = "/grpc.reflection.";
-
-type StreamListener = (
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  flags: number,
-  rawHeaders: string[],
-) => void;
-
-/**
- * Puts `rpc` in front of Node's HTTP/2 compatibility layer, which is the
- * server's own 'stream' listener (it makes the request/response pair Fastify
- * routes): RPC streams go to `rpc`, every other stream on to that layer.
- */
-function takeRpcStreams(h2: Http2Server, rpc: H2StreamHandler) {
-  const compat = h2.listeners("stream") as StreamListener[];
-  h2.removeAllListeners("stream");
-  const dispatch: StreamListener = (stream, headers, flags, rawHeaders) => {
-    if (rpc(stream, headers)) return;
-    for (const listener of compat) listener.call(h2, stream, headers, flags, rawHeaders);
-  };
-  h2.on("stream", dispatch);
-}
 
 function route(socket: Socket, h2: Http2Server, h1: Http1Server) {
   let head = Buffer.alloc(0);

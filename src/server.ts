@@ -20,6 +20,7 @@ import {
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
 import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
+import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
@@ -28,7 +29,6 @@ import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
-import { errors } from "./domain/errors.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
@@ -42,7 +42,6 @@ import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
-import { opsRoutes } from "./ops/ops-routes.js";
 import { recordOutcome } from "./ops/outcome.js";
 import {
   reflectionRegistry,
@@ -50,32 +49,29 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
+import { refuseLargeHttp2Head } from "./rest/head-refusals.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
+import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";
-import { createH2StreamAdapter, type H2StreamHandler } from "./rpc/h2-stream-adapter.js";
-import { createHttp1RpcAdapter, type Http1RpcHandler } from "./rpc/http1-rpc-adapter.js";
+import {
+  checkRequestMessage,
+  unparsedMessage,
+  unparsedMessageInterceptor,
+  unparsedMessageKey,
+} from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
-import { practiceRpc } from "./rpc/practice-routes.js";
-import { buildRpcTable, type RpcRoutes } from "./rpc/rpc-routes.js";
-import { putShortPaths } from "./rpc/short-path-handler.js";
+import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
 import {
   connectionKey,
   STREAM_LIMITS,
   type StreamLimits,
   streamLimitsInterceptor,
 } from "./rpc/stream-limits.js";
+import { STRICT_JSON_OPTIONS } from "./rpc/strict-json.js";
+import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
-
-declare module "fastify" {
-  interface FastifyInstance {
-    /** Serves the HTTP/2 streams that are RPCs (false: not one, Fastify's). */
-    rpcStreams?: H2StreamHandler;
-    /** Serves the HTTP/1.1 requests that are unary Connect calls (false: Fastify's). */
-    rpcHttp1?: Http1RpcHandler;
-  }
-}
 
 export interface ServerDeps {
   db: Db;
@@ -149,7 +145,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // time to answer `unavailable` rather than be cut off by the deadline.
     retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs / 2 },
   });
-  const quizzes = new Quizzes(deps.db, deps.reads);
+  const quizzes = new Quizzes(deps.db, deps.reads, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const admission = deps.admission ?? new Admission(admissionLimits(10));
@@ -172,6 +168,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
 
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
+  app.addHook("onRequest", refuseLargeHttp2Head);
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);
 
@@ -182,8 +179,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
-  // The Connect plugin replaces every content-type parser of its scope:
-  // register it in its own scope, never wrapped in fastify-plugin.
+  // Every RPC, whatever its protocol and HTTP version, comes through
+  // connect-fastify: the hooks above (request id, log line, metrics, CORS)
+  // and these options (body cap, compression) are its one way in.
   const rpcOptions = {
     // connect-fastify types its requests as those of Fastify's default
     // (HTTP/1.1) server, whatever the server: hence FastifyRequest, not AppRequest.
@@ -193,9 +191,11 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           settle: (code, userId) => recordOutcome(req, { code, userId }),
         })
         .set(clientGoneKey, () => clientGone(req.raw))
-        .set(connectionKey, connectionOf(req.raw)),
+        .set(connectionKey, connectionOf(req.raw))
+        .set(unparsedMessageKey, unparsedMessage(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
+    jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
   const rpcGroups: RpcRoutes[] = [
@@ -224,26 +224,19 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       ],
     },
   ];
-  // RPCs from servers and tools skip Fastify (see one-port.ts): the same
-  // routes and interceptors, a leaner path.
-  const table = buildRpcTable(rpcGroups, {
-    readMaxBytes: MAX_BODY_BYTES,
-    compressMinBytes: COMPRESS_MIN_BYTES,
-  });
+  const checkMessage = checkRequestMessage(services, MAX_BODY_BYTES);
   for (const group of rpcGroups) {
-    await app.register(fastifyConnectPlugin, {
-      ...rpcOptions,
-      ...group,
-      // Browser calls get the same short paths (rpc/short-path-handler.ts).
-      routes: (router) => {
-        group.routes(router);
-        putShortPaths(router.handlers, table, MAX_BODY_BYTES);
-      },
+    // The Connect plugin replaces every content-type parser of its scope:
+    // each group in a scope of its own, never wrapped in fastify-plugin.
+    await app.register(async (scope) => {
+      scope.addHook("preHandler", checkMessage);
+      await scope.register(fastifyConnectPlugin, {
+        ...rpcOptions,
+        routes: group.routes,
+        interceptors: [unparsedMessageInterceptor(), ...group.interceptors],
+      });
     });
   }
-  const adapterOptions = { readMaxBytes: MAX_BODY_BYTES, requestLog };
-  app.decorate("rpcStreams", createH2StreamAdapter(table, adapterOptions));
-  app.decorate("rpcHttp1", createHttp1RpcAdapter(table, adapterOptions));
   await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {
     await app.register(restRoutes, {
@@ -257,6 +250,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     });
   }
   await app.register(openApiRoute);
+  await app.register(homePageRoutes, { practicePage: deps.practicePage !== undefined });
   if (deps.practicePage) {
     await app.register(practicePageRoutes, {
       files: deps.practicePage,

@@ -73,3 +73,37 @@ export async function startChild(
     },
   };
 }
+
+/** The JWT secret every server of a run verifies with. */
+export const SECRET = "bench-secret-bench-secret-bench-secret-0123";
+export const POOL_SIZE = 10;
+
+/** The service as `npm start` runs it (production mode: no page, no banner), on a free port. */
+export async function startService(dbUrl: string, env: Record<string, string> = {}) {
+  return startChild("service", "src/main.ts", {
+    PORT: String(await freePort()),
+    METRICS_PORT: "0",
+    HOST: "127.0.0.1",
+    DATABASE_URL: dbUrl,
+    JWT_SECRET: SECRET,
+    LOG_LEVEL: "error",
+    DB_POOL_SIZE: String(POOL_SIZE),
+    NODE_ENV: "production",
+    ...env,
+  });
+}
+
+/** A hand-written baseline server (bench/servers/NAME.ts) on the same database. */
+export async function startBaseline(name: "bare-fastify" | "grpc-js", dbUrl: string) {
+  return startChild(name, `bench/servers/${name}.ts`, {
+    PORT: String(await freePort()),
+    DATABASE_URL: dbUrl,
+    JWT_SECRET: SECRET,
+    DB_POOL_SIZE: String(POOL_SIZE),
+  });
+}
+
+/** Progress on stderr; stdout carries only the Markdown report. */
+export function log(msg: string): void {
+  console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+}

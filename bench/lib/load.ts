@@ -1,148 +1,219 @@
-import * as grpc from "@grpc/grpc-js";
+import { type ClientHttp2Session, connect, constants } from "node:http2";
 import autocannon from "autocannon";
 import { bump, Latencies, type LoadResult, loadResult } from "./stats.js";
 
-/** How long a run lasts: a duration, or a number of requests. */
-export type Bound = { durationMs: number } | { amount: number };
+/** One call: resolves to a status label ("200", "OK", "UNAVAILABLE"...), never rejects. */
+export type Call = () => Promise<string>;
 
-/** One request: resolves to a status label ("200", "OK", ...) or rejects. */
-export type Call = (i: number) => Promise<string>;
-
-/**
- * Closed loop: `concurrency` workers, each sends its next request when the
- * previous one is answered. Every status other than `expect` is an error.
- */
+/** Closed loop: `concurrency` callers, each sends its next call when the last is answered. */
 export async function closedLoop(
   call: Call,
   concurrency: number,
-  bound: Bound,
-  expect: string,
-): Promise<LoadResult> {
-  const lat = new Latencies();
-  const statuses: Record<string, number> = {};
-  let errors = 0;
-  let next = 0;
-  const began = performance.now();
-  const deadline = "durationMs" in bound ? began + bound.durationMs : Number.POSITIVE_INFINITY;
-  const amount = "amount" in bound ? bound.amount : Number.POSITIVE_INFINITY;
-  const worker = async () => {
-    while (performance.now() < deadline && next < amount) {
-      const i = next++;
-      const t0 = performance.now();
-      let status: string;
-      try {
-        status = await call(i);
-      } catch (err) {
-        status = `error:${(err as Error).message.slice(0, 60)}`;
-      }
-      lat.add(performance.now() - t0);
-      bump(statuses, status);
-      if (status !== expect) errors++;
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return loadResult(lat, statuses, errors, performance.now() - began);
-}
-
-/**
- * Open loop at `rate` requests per second for `durationMs`: requests are sent
- * on schedule whether or not earlier ones are answered, and latency counts
- * from the scheduled time (no coordinated omission).
- */
-export async function openLoop(
-  call: Call,
-  rate: number,
   durationMs: number,
   expect: string,
 ): Promise<LoadResult> {
   const lat = new Latencies();
   const statuses: Record<string, number> = {};
   let errors = 0;
+  const began = performance.now();
+  const caller = async () => {
+    while (performance.now() - began < durationMs) {
+      const t0 = performance.now();
+      const status = await call();
+      lat.add(performance.now() - t0);
+      bump(statuses, status);
+      if (status !== expect) errors++;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  return loadResult(lat, statuses, errors, performance.now() - began);
+}
+
+/**
+ * Open loop: `rate` calls a second for `durationMs`, each sent on schedule
+ * whether or not earlier ones were answered. Latency counts from the
+ * scheduled time, so a stalled service cannot hide its queue. `expect`'s
+ * latencies are kept apart: the p50/p99 of admitted calls.
+ */
+export async function openLoop(
+  call: Call,
+  rate: number,
+  durationMs: number,
+  expect: string,
+): Promise<LoadResult & { admitted: { p50: number; p99: number } }> {
+  const lat = new Latencies();
+  const admitted = new Latencies();
+  const statuses: Record<string, number> = {};
+  let errors = 0;
   let sent = 0;
-  let inFlight = 0;
-  const total = Math.floor((rate * durationMs) / 1000);
+  let pending = 0;
+  const total = Math.max(1, Math.floor((rate * durationMs) / 1000));
   const began = performance.now();
   await new Promise<void>((resolve) => {
     const tick = () => {
-      const now = performance.now();
-      const due = Math.min(total, Math.floor(((now - began) * rate) / 1000));
+      const due = Math.min(total, Math.floor(((performance.now() - began) * rate) / 1000) + 1);
       while (sent < due) {
         const scheduled = began + (sent * 1000) / rate;
-        const i = sent++;
-        inFlight++;
-        call(i)
-          .catch((err: Error) => `error:${err.message.slice(0, 60)}`)
-          .then((status) => {
-            lat.add(performance.now() - scheduled);
-            bump(statuses, status);
-            if (status !== expect) errors++;
-            inFlight--;
-            if (sent >= total && inFlight === 0) resolve();
-          });
+        sent++;
+        pending++;
+        void call().then((status) => {
+          const ms = performance.now() - scheduled;
+          lat.add(ms);
+          bump(statuses, status);
+          if (status === expect) admitted.add(ms);
+          else errors++;
+          if (--pending === 0 && sent >= total) resolve();
+        });
       }
       if (sent < total) setTimeout(tick, 1);
     };
     tick();
   });
-  return loadResult(lat, statuses, errors, performance.now() - began);
+  const result = loadResult(lat, statuses, errors, performance.now() - began);
+  const { p50, p99 } = admitted.summary();
+  return { ...result, admitted: { p50, p99 } };
 }
 
-export interface HttpLoadOptions {
-  url: string;
+/** Every call of `calls` sent at once; resolves with each one's status and latency. */
+export async function burst(
+  calls: Call[],
+): Promise<{ statuses: Record<string, number>; byStatus: Map<string, Latencies>; ms: number }> {
+  const statuses: Record<string, number> = {};
+  const byStatus = new Map<string, Latencies>();
+  const began = performance.now();
+  await Promise.all(
+    calls.map(async (call) => {
+      const status = await call();
+      const lat = byStatus.get(status) ?? new Latencies();
+      lat.add(performance.now() - began);
+      byStatus.set(status, lat);
+      bump(statuses, status);
+    }),
+  );
+  return { statuses, byStatus, ms: performance.now() - began };
+}
+
+/** An HTTP/2 request, sent as is: the client encodes nothing per call. */
+export interface H2Request {
   method: "GET" | "POST";
+  path: string;
   headers: Record<string, string>;
-  body?: string | Buffer;
-  /** Per-request headers (e.g. one token per request); index counts from 0. */
-  headersFor?: (i: number) => Record<string, string>;
-  connections: number;
-  bound: Bound;
-  /** Open loop: requests per second over all connections (autocannon overallRate). */
-  overallRate?: number;
-  expect: number;
+  body?: Uint8Array;
 }
 
-/** HTTP/1.1 load with autocannon; latencies come from its per-response event (sub-ms). */
-export async function httpLoad(o: HttpLoadOptions): Promise<LoadResult> {
+/**
+ * One HTTP/2 (h2c) connection carrying every call: REST, Connect and gRPC
+ * requests alike. A thin client on purpose: next to grpc-js or a Connect
+ * client it leaves more of the shared CPU to the server being measured.
+ * gRPC calls answer with their grpc-status name; the others with the HTTP status.
+ */
+export class H2Client {
+  readonly #session: ClientHttp2Session;
+
+  constructor(port: number) {
+    this.#session = connect(`http://127.0.0.1:${port}`);
+    this.#session.on("error", () => {});
+  }
+
+  call(req: H2Request): Promise<string> {
+    return new Promise((resolve) => {
+      const stream = this.#session.request({
+        ":method": req.method,
+        ":path": req.path,
+        ...req.headers,
+      });
+      let status = "";
+      let grpcStatus: string | undefined;
+      stream.on("response", (headers) => {
+        status = String(headers[":status"]);
+        grpcStatus = headers["grpc-status"] as string | undefined;
+      });
+      stream.on("trailers", (trailers) => {
+        grpcStatus = (trailers["grpc-status"] as string | undefined) ?? grpcStatus;
+      });
+      stream.on("data", () => {});
+      stream.on("error", (err) => resolve(`error:${err.message.slice(0, 40)}`));
+      stream.on("close", () => {
+        if (grpcStatus !== undefined) resolve(GRPC_CODES[Number(grpcStatus)] ?? grpcStatus);
+        else resolve(status || `error:${stream.rstCode ?? constants.NGHTTP2_INTERNAL_ERROR}`);
+      });
+      stream.end(req.body);
+    });
+  }
+
+  close(): void {
+    this.#session.close();
+  }
+}
+
+const GRPC_CODES = [
+  "OK",
+  "CANCELLED",
+  "UNKNOWN",
+  "INVALID_ARGUMENT",
+  "DEADLINE_EXCEEDED",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "PERMISSION_DENIED",
+  "RESOURCE_EXHAUSTED",
+  "FAILED_PRECONDITION",
+  "ABORTED",
+  "OUT_OF_RANGE",
+  "UNIMPLEMENTED",
+  "INTERNAL",
+  "UNAVAILABLE",
+  "DATA_LOSS",
+  "UNAUTHENTICATED",
+];
+
+/** A gRPC unary request of the encoded message `bin`: the 5-byte frame header, then the message. */
+export function grpcRequest(path: string, bin: Uint8Array, token: string): H2Request {
+  const body = Buffer.alloc(5 + bin.length);
+  body.writeUInt32BE(bin.length, 1);
+  body.set(bin, 5);
+  return {
+    method: "POST",
+    path,
+    headers: {
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: `Bearer ${token}`,
+    },
+    body,
+  };
+}
+
+/** HTTP/1.1 closed loop with autocannon (in-process, far cheaper per call than fetch). */
+export async function httpLoad(o: {
+  port: number;
+  method: "GET" | "POST";
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  connections: number;
+  durationMs: number;
+  expect: number;
+}): Promise<LoadResult> {
   const lat = new Latencies();
   const statuses: Record<string, number> = {};
   let errors = 0;
-  let i = 0;
-  const headersFor = o.headersFor;
   const began = performance.now();
-  let done: (r: autocannon.Result) => void = () => {};
-  let fail: (e: unknown) => void = () => {};
-  const finished = new Promise<autocannon.Result>((resolve, reject) => {
-    done = resolve;
-    fail = reject;
+  let finished: (err: unknown) => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    finished = (err) => (err ? reject(err) : resolve());
   });
   const instance = autocannon(
     {
-      url: o.url,
+      url: `http://127.0.0.1:${o.port}${o.path}`,
       method: o.method,
       headers: o.headers,
-      body: o.body as string | undefined,
+      body: o.body,
       connections: o.connections,
-      ...("durationMs" in o.bound
-        ? { duration: o.bound.durationMs / 1000 }
-        : { amount: o.bound.amount }),
-      ...(o.overallRate !== undefined && { overallRate: o.overallRate }),
-      ...(headersFor && {
-        requests: [
-          {
-            setupRequest: (req: autocannon.Request) => ({
-              ...req,
-              headers: { ...o.headers, ...headersFor(i++) },
-            }),
-          },
-        ],
-      }),
+      duration: o.durationMs / 1000,
     },
-    (err, result) => (err ? fail(err) : done(result)),
+    finished,
   );
-  // autocannon ends `amount` runs on its 1-second tick: time to the last response instead.
-  let last = began;
   instance.on("response", (_client, statusCode, _bytes, responseTime) => {
-    last = performance.now();
     lat.add(responseTime);
     bump(statuses, String(statusCode));
     if (statusCode !== o.expect) errors++;
@@ -151,59 +222,6 @@ export async function httpLoad(o: HttpLoadOptions): Promise<LoadResult> {
     bump(statuses, "error");
     errors++;
   });
-  const result = await finished;
-  // Timeouts are not responses: count them as errors too.
-  if (result.timeouts > 0) {
-    statuses.timeout = result.timeouts;
-    errors += result.timeouts;
-  }
-  const end = "amount" in o.bound ? last : performance.now();
-  return loadResult(lat, statuses, errors, end - began);
-}
-
-/** A grpc-js client sending pre-encoded request bytes; responses are checked by status only. */
-export class GrpcLoadClient {
-  private readonly client: grpc.Client;
-
-  /** `options`: grpc-js channel options (distinct ones give a client its own connection). */
-  constructor(address: string, options: grpc.ChannelOptions = {}) {
-    this.client = new grpc.Client(address, grpc.credentials.createInsecure(), options);
-  }
-
-  call(path: string, request: Buffer, metadata: grpc.Metadata): Promise<string> {
-    return new Promise((resolve) => {
-      this.client.makeUnaryRequest(
-        path,
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        request,
-        metadata,
-        (err) => resolve(err ? (grpc.status[err.code] ?? String(err.code)) : "OK"),
-      );
-    });
-  }
-
-  /** Sends one request and returns the response bytes (for sanity checks). */
-  callRaw(path: string, request: Buffer, metadata: grpc.Metadata): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      this.client.makeUnaryRequest(
-        path,
-        (b: Buffer) => b,
-        (b: Buffer) => b,
-        request,
-        metadata,
-        (err, res) => (err ? reject(err) : resolve(res as Buffer)),
-      );
-    });
-  }
-
-  close(): void {
-    this.client.close();
-  }
-}
-
-export function bearer(token: string): grpc.Metadata {
-  const md = new grpc.Metadata();
-  md.set("authorization", `Bearer ${token}`);
-  return md;
+  await done;
+  return loadResult(lat, statuses, errors, performance.now() - began);
 }

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 /** Linux clock ticks per second for /proc/PID/stat (getconf CLK_TCK; 100 on Linux). */
@@ -22,4 +23,14 @@ export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/**
+ * BENCH_BUSY_CORE=1: another process spinning on one core for the whole run,
+ * as a neighbour on a shared machine would. Returns how to stop it.
+ */
+export function busyCore(): () => void {
+  if (process.env.BENCH_BUSY_CORE !== "1") return () => {};
+  const child = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" });
+  return () => child.kill("SIGKILL");
 }

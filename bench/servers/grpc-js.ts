@@ -3,8 +3,9 @@
  * Server doing the same use cases as the service (ListSessions and
  * StartSession) on the same database, with the service's own application
  * layer and service implementation (`practiceSessionService`), authenticator
- * (with its token cache) and protobuf-es `toBinary`. What differs
- * is only the transport: grpc-js instead of Connect on Node's HTTP/2.
+ * (with its token cache) and the same @bufbuild/protobuf `toBinary` (one
+ * node_modules, one version). What differs is only the transport: grpc-js
+ * instead of Connect on Node's HTTP/2.
  *
  *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... tsx bench/servers/grpc-js.ts
  */

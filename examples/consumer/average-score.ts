@@ -4,15 +4,9 @@ import { connect } from "@nats-io/transport-node";
 
 /**
  * A durable JetStream consumer of `practice.session.completed` that keeps a
- * running average score per user.
- *
- * Restarts never count a session twice: the totals and the stream sequence
- * of the last event applied are saved together (one file, replaced
- * atomically) BEFORE the event is acknowledged. A crash between the two
- * makes JetStream deliver the event again; its sequence is not above the
- * saved one, so it is acknowledged and skipped. Events are unique in the
- * stream already (the service publishes each with its CloudEvents id as
- * message id, so JetStream drops a second copy).
+ * running average score per user. The totals and the last applied stream
+ * sequence are saved together, atomically, before the ack: an event
+ * redelivered after a crash is not above the saved sequence and is skipped.
  */
 
 export interface AverageScoreOptions {

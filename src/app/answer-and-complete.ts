@@ -11,7 +11,6 @@ import {
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
 import { notBefore } from "../domain/clock.js";
-import { errors } from "../domain/errors.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
@@ -26,8 +25,11 @@ import {
   type SessionSummary,
   withProgress,
 } from "../domain/session.js";
+import { outboxEvent } from "../events/cloud-event.js";
+import { errors } from "./errors.js";
 import { guard, retrying } from "./service-errors.js";
-import { eventContext, type SessionsContext } from "./sessions-context.js";
+import type { SessionsContext } from "./sessions-context.js";
+import { requireWellFormed } from "./well-formed.js";
 
 export interface AnswerInput {
   sessionId: string;
@@ -39,20 +41,26 @@ export interface AnswerResult {
   answer: Answer;
   /** The session's counts after the answer. */
   session: SessionSummary & SessionProgress;
+  /** False when the question had exactly this answer already: a retry, which wrote nothing. */
+  created: boolean;
 }
 
 /**
- * Records an answer to a question of the session's snapshot and, if it is
- * correct, counts it, in one transaction that holds the session's row lock:
- * an answer racing completion either lands first and counts, or sees the
- * session completed and is refused. Time is read under the lock, so no
- * answer is ever later than its session's completed_at.
+ * Records an answer and counts it in one transaction under the session's row
+ * lock: an answer racing completion either lands first or is refused, and none
+ * is later than completed_at. The same user_answer again is a retry (the stored
+ * answer, no write); a different one is `already_exists` with the stored answer.
  */
 export async function submitAnswer(
   { db, clock, retry }: SessionsContext,
   userId: string,
   input: AnswerInput,
 ): Promise<AnswerResult> {
+  requireWellFormed({
+    session_id: input.sessionId,
+    question_id: input.questionId,
+    user_answer: input.userAnswer,
+  });
   if (!isSessionId(input.sessionId)) throw errors.sessionNotFound();
   if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
   if (!isAcceptableAnswer(input.userAnswer)) {
@@ -61,17 +69,22 @@ export async function submitAnswer(
     );
   }
   const submit = () =>
-    db.transaction().execute(async (trx) => {
+    db.transaction().execute(async (trx): Promise<AnswerResult> => {
       const session = await lockSession(trx, userId, input.sessionId);
       if (session === undefined) throw errors.sessionNotFound();
+      const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
+      const stored = question?.answer;
+      if (stored !== undefined) {
+        if (stored.userAnswer !== input.userAnswer) throw errors.answerConflict(stored);
+        return { answer: stored, session: withProgress(session), created: false };
+      }
       const now = clock.now();
       refuseUnlessWritable(session, now);
-      const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
       if (question === undefined) throw errors.questionNotInSession();
       const answer: Answer = {
         questionId: input.questionId,
         userAnswer: input.userAnswer,
-        isCorrect: isCorrectAnswer(input.userAnswer, question.correct_answer),
+        isCorrect: isCorrectAnswer(input.userAnswer, question.correctAnswer),
         // Another replica's clock may be behind the one that started it.
         answeredAt: notBefore(now, session.startedAt),
       };
@@ -82,7 +95,6 @@ export async function submitAnswer(
         is_correct: answer.isCorrect,
         answered_at: answer.answeredAt,
       }).catch((err: unknown) => {
-        if (isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY)) throw errors.alreadyAnswered();
         // The question was deleted between the snapshot check and the insert.
         if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
         throw err;
@@ -98,36 +110,39 @@ export async function submitAnswer(
         isCorrect: answer.isCorrect === true,
         answeredAt: answer.answeredAt,
       };
-      await insertEvents(trx, [answerSubmitted(eventContext(userId), after, submitted)]);
-      return { answer, session: after };
+      await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
+      return { answer, session: after, created: true };
     });
-  return retrying(submit, retry);
+  // A duplicate key means another cluster node stored an answer meanwhile
+  // (row locks are not shared): the next attempt reads it and decides.
+  return retrying(submit, retry, (err) => isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY));
 }
 
 /**
- * Completes an in-progress session: completed_at is set under the
- * session's row lock, and the score follows from it. Completing twice is
- * refused and changes nothing. Completion frees the (user, quiz) slot.
+ * Completes an in-progress session under its row lock; completing a completed
+ * session is a retry that returns it unchanged. Frees the (user, quiz) slot.
  */
 export async function completeSession(
   { db, clock, retry }: SessionsContext,
   userId: string,
   sessionId: string,
 ): Promise<Session & SessionProgress> {
+  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   await retrying(
     () =>
       db.transaction().execute(async (trx) => {
         const session = await lockSession(trx, userId, sessionId);
         if (session === undefined) throw errors.sessionNotFound();
+        if (session.completedAt !== null) return;
         const now = clock.now();
-        refuseUnlessWritable(session, now);
+        if (isStale(session, now)) throw errors.sessionExpired();
         // Clamped, not read from one clock: replicas' clocks disagree, and
         // the database's clock would add a query to every write.
         const latestAnswer = await findLatestAnswerAt(trx, sessionId);
         const completedAt = notBefore(now, session.startedAt, latestAnswer);
         await markCompleted(trx, sessionId, completedAt);
-        await insertEvents(trx, [sessionCompleted(eventContext(userId), session, completedAt)]);
+        await insertEvents(trx, [outboxEvent(sessionCompleted(userId, session, completedAt))]);
       }),
     retry,
   );
@@ -140,9 +155,8 @@ export async function completeSession(
 }
 
 /**
- * Answers and completion need a session in progress that has not expired
- * (started over 7 days ago: the same boundary as the stale cleanup of a
- * start, which would delete it). Called under the session's row lock.
+ * A new answer needs a session in progress that has not expired (the stale
+ * cleanup boundary). Called under the session's row lock.
  */
 function refuseUnlessWritable(session: SessionSummary, now: Date): void {
   if (session.completedAt !== null) throw errors.sessionCompleted();

@@ -32,12 +32,8 @@ export interface PracticeSessionsOptions {
 }
 
 /**
- * The practice sessions use cases, shared by every transport: start/resume
- * (start-session.ts), answer and complete (answer-and-complete.ts), list and
- * get (read-sessions.ts), over one set of dependencies. Each validates its
- * input, talks to the database through the repository, and throws only
- * `ConnectError`s: database failures become `unavailable` (or `internal`)
- * with the cause kept for logs, never for the client.
+ * The practice sessions use cases, shared by every transport. They throw only
+ * `ConnectError`s; a database failure is kept as the cause for logs, never sent.
  */
 export class PracticeSessions {
   readonly #ctx: SessionsContext;

@@ -1,27 +1,41 @@
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
-import { errors } from "../domain/errors.js";
+import { type Clock, systemClock } from "../domain/clock.js";
 import type { Quiz, QuizQuestion } from "../domain/quiz.js";
 import { isDatabaseId } from "../domain/session.js";
+import { errors } from "./errors.js";
+import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
+import { requireWellFormed } from "./well-formed.js";
 
-/** The quiz content use case (GetQuiz), shared by every transport. */
+/** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
 export class Quizzes {
   private readonly reads: ReadRouting;
 
-  /** `reads`: where GetQuiz reads (a read replica, DATABASE_READ_URL); default `db`. */
-  constructor(db: Db, reads?: ReadRouting) {
+  /** `reads`: where GetQuiz and ListQuizzes read (a read replica, DATABASE_READ_URL); default `db`. */
+  constructor(
+    db: Db,
+    reads?: ReadRouting,
+    private readonly clock: Clock = systemClock,
+  ) {
     this.reads = reads ?? primaryReads(db);
   }
 
+  /** A page of live quizzes with `userId`'s sessions in progress on each (list-quizzes.ts). */
+  listQuizzes(
+    userId: string,
+    input: { limit?: number | undefined; cursor?: string | undefined },
+  ): Promise<QuizPage> {
+    return listQuizzes(this.reads, this.clock, userId, input);
+  }
+
   /**
-   * A live quiz on a live study guide with its questions by position, read
-   * in one round trip. A missing or soft-deleted quiz, one under a
-   * soft-deleted study guide, and an id that names no quiz are all the same
-   * `not_found` as ListSessions gives.
+   * A live quiz with its questions by position, in one round trip; anything
+   * else is the same `not_found` as ListSessions gives.
    */
   async getQuiz(quizId: string): Promise<Quiz> {
+    requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {

@@ -1,7 +1,6 @@
 import { findSessionWithAnswers, findSnapshot } from "../db/practice-sessions-repository.js";
 import { findSessionPage } from "../db/session-page.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
-import { errors } from "../domain/errors.js";
 import {
   DEFAULT_PAGE_SIZE,
   isDatabaseId,
@@ -15,8 +14,10 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
+import { errors } from "./errors.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
+import { requireWellFormed } from "./well-formed.js";
 
 export interface ListSessionsInput {
   quizId: string;
@@ -45,11 +46,15 @@ export async function listSessions(
   userId: string,
   input: ListSessionsInput,
 ): Promise<SessionPage> {
+  requireWellFormed({ quiz_id: input.quizId, cursor: input.cursor });
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   }
   const after = input.cursor ? decodeCursor(input.cursor) : undefined;
+  if (input.cursor && after === undefined) {
+    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
+  }
   if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
   const sessions = await guard(() =>
@@ -84,6 +89,7 @@ export async function getSession(
   userId: string,
   sessionId: string,
 ): Promise<SessionDetail> {
+  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   return guard(async () => {
     const [found, snapshot] = await reads.read((db) =>

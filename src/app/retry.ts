@@ -1,13 +1,10 @@
 import { REQUEST_TIMEOUT_MS } from "../limits.js";
 
 /**
- * How a write that lost a race runs again. On one server a deadlock is rare;
- * on Galera every pair of transactions of two nodes that write the same row
- * conflicts at certification (errno 1213), and runs of 3 or 4 conflicts in a
- * row were seen under races. Running again at once lets the same parties
- * collide again; a random wait (full jitter: 0 to a cap that doubles per
- * attempt) spreads them out. Retries stop when the next one would start past
- * the budget, the request's deadline: the caller then gets the error.
+ * How a write that lost a race runs again. On Galera, transactions of two
+ * nodes writing one row conflict at certification, often several times in a
+ * row; a full-jitter wait spreads them out. Retries stop when the next would
+ * start past the budget (the request's deadline).
  */
 export interface RetryPolicy {
   /** Most runs in all, the first included. */

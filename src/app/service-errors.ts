@@ -1,19 +1,13 @@
 import { ConnectError } from "@connectrpc/connect";
 import { isDatabaseUnavailable, isTransientConflict } from "../db/errors.js";
-import { errors } from "../domain/errors.js";
+import { errors } from "./errors.js";
 import { type RetryPolicy, withRetries } from "./retry.js";
 
-/**
- * How the use cases meet database failures: whatever escapes them is a
- * ConnectError, the database error kept as its `cause` for logs, never shown
- * to the client. Writes that lost a race run again (retry.ts).
- */
+/** Database failures escape the use cases as ConnectErrors, the cause kept for logs only. */
 
 /**
- * Runs `attempt` again, after a jittered wait, while it fails with a
- * deadlock, a lock wait timeout, a Galera certification conflict or
- * `retryWhen`, within `policy` (see retry.ts). Every failure that escapes is
- * a ConnectError; a database error stays reachable as its `cause`.
+ * Runs `attempt` again, after a jittered wait, while it fails with a transient
+ * conflict or `retryWhen`, within `policy`; every escaping failure is a ConnectError.
  */
 export async function retrying<T>(
   attempt: () => Promise<T>,

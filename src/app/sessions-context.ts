@@ -1,15 +1,9 @@
-import { v7 as uuidv7 } from "uuid";
 import type { Db } from "../db/database.js";
 import type { ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
-import type { EventContext } from "../domain/events.js";
 import type { RetryPolicy } from "./retry.js";
 
-/**
- * What the practice-session use cases share, injected once by
- * `PracticeSessions` (practice-sessions.ts): the store, the clock, where
- * reads go, how lost races are retried, and how session ids are made.
- */
+/** What the practice-session use cases share, injected once by `PracticeSessions`. */
 export interface SessionsContext {
   db: Db;
   clock: Clock;
@@ -18,9 +12,4 @@ export interface SessionsContext {
   /** How writes that lost a race run again (budget: the request's deadline). */
   retry: RetryPolicy;
   newSessionId: () => string;
-}
-
-/** What the event builders need (src/domain/events.ts): event ids and the user. */
-export function eventContext(userId: string): EventContext {
-  return { newId: uuidv7, userId };
 }

@@ -8,7 +8,6 @@ import {
   insertSnapshot,
   ONE_ACTIVE_SESSION_KEY,
 } from "../db/practice-sessions-repository.js";
-import { errors } from "../domain/errors.js";
 import { sessionExpired, sessionStarted } from "../domain/events.js";
 import {
   isDatabaseId,
@@ -20,8 +19,11 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
+import { outboxEvent } from "../events/cloud-event.js";
+import { errors } from "./errors.js";
 import { retrying } from "./service-errors.js";
-import { eventContext, type SessionsContext } from "./sessions-context.js";
+import type { SessionsContext } from "./sessions-context.js";
+import { requireWellFormed } from "./well-formed.js";
 
 export interface StartResult {
   session: Session & SessionProgress;
@@ -42,6 +44,7 @@ export async function startSession(
   userId: string,
   quizId: string,
 ): Promise<StartResult> {
+  requireWellFormed({ quiz_id: quizId });
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   return retrying(
     () => startOnce(ctx, userId, quizId),
@@ -69,7 +72,7 @@ async function startOnce(
     await db.transaction().execute(async (trx) => {
       const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
       if (deleted > 0) {
-        await insertEvents(trx, [sessionExpired(eventContext(userId), existing, now)]);
+        await insertEvents(trx, [outboxEvent(sessionExpired(userId, existing, now))]);
       }
     });
   }
@@ -86,7 +89,7 @@ async function startOnce(
     await insertSnapshot(trx, id, quizId);
     const snapshot = await findSnapshot(trx, id);
     const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length };
-    await insertEvents(trx, [sessionStarted(eventContext(userId), started)]);
+    await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
     return snapshot;
   });
   if (snapshot.length === 0) throw errors.quizHasNoQuestions();

@@ -1,8 +1,8 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { errors } from "../app/errors.js";
 import type { JwtConfig } from "../config.js";
 import type { Clock } from "../domain/clock.js";
-import { errors } from "../domain/errors.js";
 
 /** Turns an `authorization` header value into the caller's user id. */
 export interface Authenticator {
@@ -13,22 +13,18 @@ export interface Authenticator {
 /** Longest `authorization` value looked at; longer ones are refused unread. */
 const MAX_HEADER_LENGTH = 8192;
 /** Longest user id, in code points: practice_sessions.user_id is VARCHAR(255) in utf8mb4. */
-const MAX_SUBJECT_LENGTH = 255;
+export const MAX_SUBJECT_LENGTH = 255;
 /** Verified tokens remembered at most. */
 const CACHE_SIZE = 10_000;
 
 type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
 
 /**
- * Verifies `Bearer` JWTs with jose: HS256 with a shared secret, or RS256 /
- * ES256 with a PEM public key or a JWKS URL. `alg: none`, another algorithm
- * than the key's, a bad signature, an expired or not-yet-valid token, a wrong
- * issuer or audience, and a token without `exp` or `sub` are all refused.
- *
- * Verification costs more CPU than the rest of a list request
- * (BENCHMARKS.md, "Behind the code"), so a verified token is remembered (bounded, until its `exp`):
- * a later request with the same token skips the signature check but not the
- * expiry check.
+ * Verifies `Bearer` JWTs with jose (HS256 secret, or RS256/ES256 PEM key or
+ * JWKS URL); `alg: none`, a mismatched algorithm, a bad signature, bad times,
+ * issuer or audience, and a missing `exp` or `sub` are refused. Verification
+ * dominates a request's CPU, so verified tokens are cached (bounded, until
+ * `exp`); expiry is still checked on each use.
  */
 export function createAuthenticator(config: JwtConfig, clock: Clock): Authenticator {
   const { key, algorithms } = verificationKey(config);
@@ -99,10 +95,9 @@ function verificationKey(config: JwtConfig): { key: Key; algorithms: string[] } 
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
- * Whether a token's `sub` can be a user id: 1 to MAX_SUBJECT_LENGTH code
- * points of well-formed Unicode. JSON lets a string carry lone surrogates
- * ("\ud800"); utf8mb4 would store each as U+FFFD, making different subjects
- * one user. Lengths count code points, as VARCHAR does, not UTF-16 units.
+ * Whether a `sub` can be a user id: 1 to MAX_SUBJECT_LENGTH code points of
+ * well-formed Unicode. Lone surrogates would become U+FFFD in utf8mb4 and merge
+ * different subjects into one user.
  */
 export function isUserId(sub: string): boolean {
   if (sub.length === 0 || LONE_SURROGATE.test(sub)) return false;

@@ -46,9 +46,8 @@ export interface DatabaseOptions {
 }
 
 /**
- * Statements here take milliseconds. One still unanswered after this long
- * means the database hangs (a partition, a stalled server): its connection is
- * destroyed and the caller gets `unavailable` instead of waiting with it.
+ * A statement unanswered this long means the database hangs: its connection
+ * is destroyed and the caller gets `unavailable`.
  */
 export const QUERY_TIMEOUT_MS = 5000;
 
@@ -57,11 +56,7 @@ export interface DatabaseHandle {
   store: Store;
   /** The mysql2 pool under Kysely, for pool metrics; none for SQLite. */
   pool?: Pool;
-  /**
-   * Resolves if the database answers `SELECT 1`, rejects if not: on MySQL
-   * over a connection of its own (made again after a failure), never one
-   * of the users' pool. For health probes.
-   */
+  /** Resolves if the database answers `SELECT 1`, on a connection outside the users' pool. */
   probe(): Promise<void>;
   close(): Promise<void>;
 }
@@ -76,11 +71,7 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   return openMysql(options);
 }
 
-/**
- * Opens a MySQL pool on `options.url`. Times are read and written in UTC
- * (`timezone: "Z"`), BIGINTs as strings, so nothing depends on the server's
- * or the process's time zone and no id loses precision.
- */
+/** A MySQL pool; times in UTC and BIGINTs as strings, so no time zone or precision leaks in. */
 function openMysql(options: DatabaseOptions): DatabaseHandle {
   const pool = createPool({
     uri: options.url,
@@ -90,8 +81,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     supportBigNumbers: true,
     bigNumberStrings: true,
     enableKeepAlive: true,
-    // Many requests can wait for one of few connections; fail fast rather than
-    // queue without bound when the database is slow.
+    // Fail fast rather than queue without bound when the database is slow.
     queueLimit: options.poolSize * 100,
   });
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
@@ -132,8 +122,7 @@ function probeConnection(url: string, connectTimeoutMs: number) {
         connection.on("error", drop);
       }
       try {
-        // mysql2's own timeout: a probe that hangs (a partition) fails, and
-        // its connection is dropped, instead of holding up the next one.
+        // A hung probe fails and drops its connection instead of holding up the next one.
         const promise = connection.promise();
         await checkServing(async (statement) => {
           const [rows] = await promise.query({ sql: statement, timeout: PROBE_QUERY_TIMEOUT_MS });
@@ -149,18 +138,10 @@ function probeConnection(url: string, connectTimeoutMs: number) {
 }
 
 /**
- * Session limits, so that no connection holds locks for long, whatever
- * happens to it. Sent first on each new connection (commands run in order):
- * - `innodb_lock_wait_timeout`: a statement waits for a row lock at most
- *   half the statement limit (MariaDB's default is 50 s), so it fails with
- *   errno 1205, which the service retries, before its own timeout fires;
- * - `idle_transaction_timeout` (MariaDB): a session idle inside a transaction
- *   is killed after twice the statement limit: a client cut off mid-way
- *   (a partition, no FIN or RST) frees its rows then, not after `wait_timeout` (8 h);
- * - `max_statement_time` (MariaDB) / `max_execution_time` (MySQL, SELECTs only):
- *   the server stops a statement it is still running past the limit.
- * A variable the server does not know is skipped (MySQL lacks the first
- * MariaDB ones, MariaDB the MySQL one).
+ * Server-side limits so no connection holds locks for long: lock waits fail
+ * (errno 1205, retried) before our own timeout; a session idle in a transaction
+ * (a client cut off by a partition) is killed after twice the limit; the server
+ * stops overlong statements. Unknown variables (MySQL vs MariaDB) are skipped.
  */
 function limitSession(connection: PoolConnection, timeoutMs: number): void {
   const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
@@ -175,11 +156,8 @@ function limitSession(connection: PoolConnection, timeoutMs: number): void {
 }
 
 /**
- * A function that asks the server, on a connection of its own, to kill the
- * session `threadId`: its statement stops and its transaction rolls back
- * at once, freeing its locks. Best effort: a server out of reach (the
- * reason for the timeout, often) cannot be asked, and then
- * `idle_transaction_timeout` does it.
+ * Kills session `threadId` from a connection of its own, so its locks go at
+ * once. Best effort: an unreachable server is left to `idle_transaction_timeout`.
  */
 function killer(url: string, connectTimeoutMs: number): (threadId: number) => void {
   return (threadId) => {
@@ -190,28 +168,18 @@ function killer(url: string, connectTimeoutMs: number): (threadId: number) => vo
 }
 
 /**
- * On a Galera node, makes every read of this connection wait until the node
- * has applied every write the cluster had committed when the read began
- * (`wsrep_sync_wait = 1`): a session started through node 1 is then found
- * by a GetSession, an answer or a list through node 2 right after. With
- * Galera's default (0) such reads missed the new session 2-9% of the time.
- * It costs each read one round of the cluster's group communication.
- * Sent before the connection's first query (mysql2 runs a connection's
- * queries in order); on a server without wsrep (MariaDB) it sets 0, on MySQL
- * (no such variable) it fails harmlessly.
+ * On Galera, reads wait until the node has applied every write committed
+ * cluster-wide (`wsrep_sync_wait = 1`), so a session started through one node
+ * is found through another right after. Harmless elsewhere.
  */
 function readCommittedWritesOnGalera(connection: PoolConnection): void {
   connection.query("SET SESSION wsrep_sync_wait = IF(@@wsrep_on, 1, 0)", () => {});
 }
 
 /**
- * Makes every callback-style `query` on `connection` (the form Kysely uses)
- * fail after `timeoutMs` with a fatal PROTOCOL_SEQUENCE_TIMEOUT error, which
- * the service answers as `unavailable`. The connection is destroyed, so the
- * pool drops it and serves its waiters with a new one; the late answer, if
- * any, is ignored; and its server session is killed (`kill`), since closing
- * our end does not reach a server across a partition. mysql2's own `timeout` option is not used: Kysely cannot
- * pass it, and it leaves the connection in the pool mid-command.
+ * Fails a callback-style `query` (Kysely's form) after `timeoutMs` with a fatal
+ * error answered as `unavailable`, destroys the connection and kills its server
+ * session. mysql2's own `timeout` cannot be passed through Kysely.
  */
 function limitQueryTime(
   connection: PoolConnection,

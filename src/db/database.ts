@@ -8,10 +8,8 @@ import type {
 } from "kysely";
 
 /**
- * The tables of the service's database, as Kysely sees them.
- *
- * Ids of content rows are BIGINT UNSIGNED, read as strings (mysql2's
- * `bigNumberStrings`) so they never lose precision. Times are DATETIME(3) in UTC.
+ * The tables as Kysely sees them. BIGINT ids are read as strings so they keep
+ * their precision; times are DATETIME(3) in UTC.
  */
 export interface Database {
   study_guides: StudyGuideTable;

@@ -1,10 +1,8 @@
 import type { Answer, Session, SessionSummary } from "../domain/session.js";
 
 /**
- * Rows of the repository's statements to domain values. Columns of LEFT
- * JOINed tables come back nullable: these functions say once what a null
- * means (no session, no answer), so that nothing above the repository sees
- * a row.
+ * Rows to domain values. LEFT JOINed columns come back nullable: what a null
+ * means (no session, no answer) is said once here.
  */
 
 export interface SummaryColumns {
@@ -61,6 +59,11 @@ export function toSession(rows: readonly (SummaryColumns & AnswerColumns)[]): Se
   if (summary === undefined) return undefined;
   const answers = rows.flatMap(toAnswer).sort(chronologically);
   return { ...summary, answers: answers.map(({ answer }) => answer) };
+}
+
+/** The answer of a row, or undefined when the row has none (a LEFT JOIN that matched nothing). */
+export function toStoredAnswer(row: AnswerColumns): Answer | undefined {
+  return toAnswer(row)[0]?.answer;
 }
 
 type Numbered = { id: string; answer: Answer };

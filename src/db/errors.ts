@@ -1,9 +1,4 @@
-/**
- * What a database error means for the caller, for both stores. mysql2 errors
- * carry `code` (a string such as "ER_DUP_ENTRY" or "ECONNREFUSED") and, for
- * server errors, `errno` and `sqlMessage`; better-sqlite3 errors carry `code`
- * ("SQLITE_CONSTRAINT_UNIQUE", "SQLITE_BUSY", ...) and `message`.
- */
+/** What a database error means for the caller, for mysql2 and better-sqlite3 errors alike. */
 interface MysqlError {
   code?: string;
   errno?: number;
@@ -38,11 +33,8 @@ export function isDuplicateKey(err: unknown, key: string): boolean {
 }
 
 /**
- * Deadlock, lock wait timeout, or on Galera a certification failure (a
- * transaction that wrote a row another node's transaction wrote first; it
- * arrives as errno 1213 too, at commit or on the next statement), or a
- * SQLite file busy in another process: the transaction was rolled back;
- * running it again is safe.
+ * Deadlock, lock wait timeout, Galera certification failure (also errno 1213)
+ * or a busy SQLite file: the transaction was rolled back and may run again.
  */
 export function isTransientConflict(err: unknown): boolean {
   const { errno, code } = asMysqlError(err);
@@ -50,14 +42,9 @@ export function isTransientConflict(err: unknown): boolean {
 }
 
 /**
- * Server errors that say "this node cannot serve now", whatever the
- * statement: 1047 is what a Galera node outside the primary component (cut
- * off, or still joining) answers to every query ("WSREP has not yet prepared
- * node for application use"); 1927 a connection killed by the server (on
- * Galera also a brute-force abort of a local transaction that cannot be
- * replayed); 1053 a server shutting down; 1290 a write refused by a
- * read-only server (a read replica, or a Galera node being desynced); 1969 a
- * statement over max_statement_time.
+ * Server errors meaning "this node cannot serve now": 1047 Galera node outside
+ * the primary component, 1927 connection killed, 1053 shutting down, 1290
+ * read-only server, 1969 over max_statement_time.
  */
 const UNAVAILABLE_ERRNOS = new Set([1047, 1053, 1290, 1927, 1969]);
 

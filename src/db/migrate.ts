@@ -13,13 +13,8 @@ function migrator(db: Kysely<Database>): Migrator {
 
 /**
  * Applies every pending migration; throws with the failing migration's name.
- * Returns the migrations this call applied: none when they were applied
- * already, or by another process meanwhile.
- *
- * On MySQL/MariaDB many processes may call it at once (replicas starting
- * together, on one server or on several Galera nodes): one takes the
- * cluster-wide migration lock and applies them, the others wait for it and
- * find nothing left to do. SQLite is one process's file: Kysely's lock is enough.
+ * Returns those this call applied. On MySQL/MariaDB concurrent callers (also
+ * on several Galera nodes) serialize on the cluster-wide migration lock.
  */
 export async function migrateToLatest(
   db: Kysely<Database>,

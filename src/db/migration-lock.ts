@@ -4,20 +4,11 @@ import type { Db } from "./database.js";
 import { isDuplicateKey, isTransientConflict } from "./errors.js";
 
 /**
- * A lock for running migrations that holds across every node of a Galera
- * cluster, as well as on one server. Kysely's own MySQL lock is GET_LOCK,
- * which is per node: three replicas starting at once on three Galera nodes
- * all took it, raced on Kysely's tables and one exited on a duplicate key.
- *
- * This lock is a row: taking it is an INSERT of a fixed primary key. On one
- * server the second INSERT waits for the first and gets a duplicate key; on
- * Galera, two nodes inserting it at once both succeed locally, and
- * certification lets the first to commit win and rolls the other back
- * (errno 1213). Either way exactly one process holds it. The others wait
- * until it is gone, then find the migrations applied and carry on.
- *
- * A holder that dies leaves its row: it expires after LEASE_SECONDS, and the
- * next taker deletes an expired row before inserting its own.
+ * A migration lock that holds across a Galera cluster: Kysely's GET_LOCK is
+ * per node. Taking it inserts a fixed primary key; a second taker gets a
+ * duplicate key on one server, or a certification failure (1213) on Galera,
+ * and waits until the row is gone. A dead holder's row expires after
+ * LEASE_SECONDS.
  */
 export const MIGRATION_LOCK_TABLE = "practice_migration_lock";
 
@@ -32,10 +23,8 @@ export interface MigrationLockOptions {
 }
 
 /**
- * Runs `run` while holding the migration lock, unless `done()` says there is
- * nothing to do (checked before each attempt to take the lock, so a process
- * that waited for another's run skips its own). Returns `run`'s result, or
- * `undefined` when it did not run.
+ * Runs `run` holding the migration lock unless `done()` (checked before each
+ * attempt) says another process has already migrated; `undefined` then.
  */
 export async function withMigrationLock<T>(
   db: Db,

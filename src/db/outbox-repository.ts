@@ -1,5 +1,5 @@
 import { sql, type Transaction } from "kysely";
-import type { OutboxEvent } from "../domain/events.js";
+import type { EventType } from "../domain/events.js";
 import type { Database, Db } from "./database.js";
 
 /**
@@ -7,6 +7,19 @@ import type { Database, Db } from "./database.js";
  * in their own transactions; the relay (src/events/relay.ts) claims, then
  * deletes them once published.
  */
+
+/** An event encoded for the outbox (src/events/cloud-event.ts), published as it is. */
+export interface OutboxEvent {
+  /** The CloudEvents `id` (a UUIDv7), also the JetStream message id. */
+  id: string;
+  type: EventType;
+  /** The CloudEvents `subject`. */
+  sessionId: string;
+  /** When the change happened (the CloudEvents `time`). */
+  time: Date;
+  /** The whole CloudEvent, JSON (structured mode): what is published. */
+  json: string;
+}
 
 /**
  * Adds events to the outbox. Call it in the transaction of the change they

@@ -1,14 +1,12 @@
 import { sql, type Transaction } from "kysely";
-import type { Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
+import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
-import { toSession, toSummary } from "./decode.js";
+import { toSession, toStoredAnswer, toSummary } from "./decode.js";
 import { liveQuiz, summaryColumns } from "./session-columns.js";
 
 /**
- * SQL of the practice sessions. Each function is one statement (one round
- * trip), takes the pool or a transaction (a `Transaction` when it must run
- * in one), and returns domain values, decoded here (decode.ts); the layer
- * above opens transactions.
+ * SQL of the practice sessions: one statement per function, decoded to domain
+ * values here; the layer above opens transactions.
  */
 
 /** The unique key that allows one in-progress session per user and quiz. */
@@ -33,11 +31,8 @@ const sessionWithAnswerColumns = [
 /**
  * The state a start needs, in one statement: undefined if the quiz is not
  * live, else the user's in-progress session on it (if any) with its answers.
- *
- * The answers come in no particular order: the caller sorts them. With an
- * ORDER BY over the joined rows MariaDB builds a temporary table for every
- * call, and the statement ran at a quarter of the rate (BENCHMARKS.md,
- * "Behind the code").
+ * Answers come unsorted: an ORDER BY over the join makes MariaDB build a
+ * temporary table on every call.
  */
 export async function findStartState(
   db: Db,
@@ -56,9 +51,8 @@ export async function findStartState(
 }
 
 /**
- * A user's session and its answers, oldest first (sorted here: see
- * findStartState), in one statement; undefined if the session does not
- * exist or is another user's. Whether the quiz is live plays no part.
+ * A user's session and its answers (sorted by the caller), in one statement;
+ * undefined if it does not exist or is another user's.
  */
 export async function findSessionWithAnswers(
   db: Db,
@@ -115,22 +109,35 @@ export async function lockSession(
 }
 
 /**
- * The correct answer of a question that is in the session's snapshot and
- * still exists; undefined otherwise. A plain read: locking the question row
- * would make every user answering it wait on each other.
+ * A snapshot question that still exists: its correct answer and the session's
+ * stored answer to it, if any. A plain read: locking the question row would
+ * serialize every user answering it; the caller holds the session's lock.
  */
 export async function findSnapshotQuestion(
   db: Db,
   sessionId: string,
   questionId: string,
-): Promise<{ correct_answer: string } | undefined> {
-  return db
+): Promise<{ correctAnswer: string; answer: Answer | undefined } | undefined> {
+  const row = await db
     .selectFrom("practice_session_questions as sq")
     .innerJoin("questions as q", "q.id", "sq.question_id")
-    .select("q.correct_answer")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .select([
+      "q.correct_answer",
+      "a.id as answer_id",
+      "a.question_id",
+      "a.user_answer",
+      "a.is_correct",
+      "a.answered_at",
+    ])
     .where("sq.session_id", "=", sessionId)
     .where("sq.question_id", "=", questionId)
     .executeTakeFirst();
+  return row && { correctAnswer: row.correct_answer, answer: toStoredAnswer(row) };
 }
 
 /** The unique key that allows one answer per question and session. */
@@ -145,10 +152,8 @@ export async function insertAnswer(trx: Transaction<Database>, answer: NewAnswer
 }
 
 /**
- * Counts an answer in its session's row: answered_questions + 1, and
- * correct_answers + 1 if it is correct. Unconditional on purpose: every
- * answer writes its session row, so two answers to one session conflict on
- * that row even where row locks are not shared (Galera certifies writes).
+ * Counts an answer in its session's row. Unconditional on purpose: two answers
+ * to one session then conflict on that row, also under Galera's certification.
  */
 export async function countAnswer(
   trx: Transaction<Database>,
@@ -165,7 +170,6 @@ export async function countAnswer(
     .execute();
 }
 
-/** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
 /** When the session's latest answer was recorded, or undefined without answers. */
 export async function findLatestAnswerAt(db: Db, sessionId: string): Promise<Date | undefined> {
   const row = await db
@@ -178,6 +182,7 @@ export async function findLatestAnswerAt(db: Db, sessionId: string): Promise<Dat
   return row?.answered_at;
 }
 
+/** Sets completed_at of an in-progress session; returns rows changed (0 or 1). */
 export async function markCompleted(
   trx: Transaction<Database>,
   sessionId: string,
@@ -208,12 +213,9 @@ export async function deleteStaleSession(db: Db, id: string, cutoff: Date): Prom
 }
 
 /**
- * Inserts a session whose total_questions is the count of the quiz's
- * questions, read in the same statement; inserts nothing when the quiz has no
- * questions. Returns rows inserted (0 or 1).
- *
- * Throws a duplicate-key error on ONE_ACTIVE_SESSION_KEY when the user
- * already has a session in progress on the quiz.
+ * Inserts a session with total_questions counted in the same statement;
+ * nothing when the quiz has no questions. Returns rows inserted (0 or 1).
+ * Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if one is in progress.
  */
 export async function insertSessionCountingQuestions(
   trx: Transaction<Database>,
@@ -240,12 +242,9 @@ export async function insertSessionCountingQuestions(
 }
 
 /**
- * Freezes the quiz's current questions into the session's snapshot, in one
- * statement, numbered 1..n in quiz order.
- *
- * Run in the transaction of `insertSessionCountingQuestions`: under InnoDB's
- * default REPEATABLE READ both INSERT ... SELECTs take shared next-key locks
- * on the quiz's questions, so they read the same set and the count matches.
+ * Freezes the quiz's questions into the session's snapshot, numbered 1..n.
+ * Run in the transaction of `insertSessionCountingQuestions`: under REPEATABLE
+ * READ both INSERT ... SELECTs lock the same questions, so the count matches.
  */
 export async function insertSnapshot(
   trx: Transaction<Database>,

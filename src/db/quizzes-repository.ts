@@ -3,11 +3,9 @@ import type { Db } from "./database.js";
 
 /**
  * A live quiz on a live study guide with its questions, in one statement;
- * undefined when the quiz is missing, soft-deleted or under a soft-deleted
- * study guide. Questions come in no order, with their stored positions: the
- * caller orders and numbers them (an ORDER BY over the join costs MariaDB a
- * temporary table per call). Correct answers are not selected, so they
- * cannot leak from here.
+ * undefined when missing or soft-deleted. Questions come unsorted (an ORDER BY
+ * over the join costs MariaDB a temporary table); correct answers are not
+ * selected, so they cannot leak from here.
  */
 export async function findLiveQuiz(db: Db, quizId: string): Promise<Quiz | undefined> {
   const rows = await db

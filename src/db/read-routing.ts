@@ -3,10 +3,8 @@ import type { Db } from "./database.js";
 import { isDatabaseUnavailable } from "./errors.js";
 
 /**
- * Where a read runs: on the primary, or on a read replica that has caught
- * up with it. Only reads that may be served by a replica go through here
- * (ListSessions, GetSession, GetQuiz); writes and the reads inside a write's
- * transaction always run on the primary.
+ * Where a read runs: the primary, or a read replica that has caught up with
+ * it. Writes and reads inside a write's transaction always use the primary.
  */
 export interface ReadRouting {
   /** Runs `read` on a database that has every write committed before this call. */
@@ -21,7 +19,7 @@ export function primaryReads(primary: Db): ReadRouting {
 /** How long a read waits for the replica to catch up before going to the primary. */
 export const REPLICA_WAIT_MS = 100;
 
-/** Where routed reads ran, since start: for tests and the docs' figures. */
+/** Where routed reads ran, since start. */
 export interface ReplicaReadStats {
   replica: number;
   /** The replica had not caught up within the wait. */
@@ -31,22 +29,12 @@ export interface ReplicaReadStats {
 }
 
 /**
- * Reads on an async MariaDB replica with read-your-writes: before each read,
- * the primary's binlog position (`@@gtid_binlog_pos`, one tiny query) is
- * read, and on one replica connection `MASTER_GTID_WAIT(position, timeout)`
- * waits until the replica has applied it; then the read runs on that same
- * connection. If the replica has not caught up within REPLICA_WAIT_MS, or
- * fails, the read runs on the primary.
- *
- * The position is the primary's, not the caller's last write (`@@last_gtid`
- * on the writing connection): a user's write may have gone through another
- * replica of the service, whose GTIDs this process never saw. The primary's
- * position covers every write committed before the read began, wherever it
- * was made, for the cost of one round trip that reads no table.
- *
- * The replica account must only be able to SELECT: an account that may
- * write (or has READ ONLY ADMIN, as root does) bypasses read_only, and a
- * write on the replica stops its replication.
+ * Read-your-writes on an async MariaDB replica: each read waits on a replica
+ * connection (`MASTER_GTID_WAIT`) for the primary's current `@@gtid_binlog_pos`,
+ * then runs there; after REPLICA_WAIT_MS or a replica failure it runs on the
+ * primary. The primary's position, not this process's last GTID, because the
+ * user's write may have gone through another instance of the service.
+ * The replica account must only SELECT: a write on the replica stops replication.
  */
 export class ReplicaReads implements ReadRouting {
   readonly stats: ReplicaReadStats = { replica: 0, primaryAfterWait: 0, primaryAfterError: 0 };
@@ -58,10 +46,8 @@ export class ReplicaReads implements ReadRouting {
   ) {}
 
   /**
-   * Checks at start-up that both ends speak MariaDB's GTIDs (MySQL has other
-   * functions for this), and throws with the reason if not. A replica that
-   * does not answer is no reason to stay down (reads then go to the
-   * primary): that returns false.
+   * Throws unless both ends speak MariaDB's GTIDs; false if the replica does
+   * not answer (reads then go to the primary, no reason to stay down).
    */
   async check(): Promise<boolean> {
     try {
@@ -91,8 +77,7 @@ export class ReplicaReads implements ReadRouting {
       }
       this.stats.primaryAfterWait++;
     } catch (err) {
-      // A failure of the read itself on a replica that had caught up is the
-      // read's own (a bug, bad data): the primary would fail the same way.
+      // A read that failed on a caught-up replica would fail on the primary too.
       if (caughtUp && !isDatabaseUnavailable(err)) throw err;
       this.stats.primaryAfterError++;
     }

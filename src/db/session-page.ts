@@ -16,15 +16,11 @@ export interface SessionPageQuery {
 
 /**
  * One page of a user's sessions on a quiz, newest first, in one statement
- * that also checks the quiz: undefined when the quiz is not live (the
- * statement gave no row; one row with a null `id` is a live quiz and an
- * empty page).
- *
- * The keyset condition is written `started_at <= t AND (started_at < t OR id < i)`
- * rather than `(started_at, id) < (t, i)`: MariaDB reads the whole history
- * for the row-value form. It reads a range of about `take` entries of
- * sessions_by_start for this one, as long as that index covers every column
- * selected here (add a column here, add it to the index).
+ * that also checks the quiz: undefined when it is not live (a single row with
+ * a null `id` is a live quiz and an empty page). The keyset is written
+ * `started_at <= t AND (started_at < t OR id < i)`: MariaDB scans the whole
+ * history for the row-value form. sessions_by_start must cover every column
+ * selected here.
  */
 export async function findSessionPage(
   db: Db,
@@ -58,14 +54,10 @@ export async function findSessionPage(
 }
 
 /**
- * The page statement is the same for every user and cursor of one shape
- * (status filter, first page or not): it is built and compiled once per shape
- * and dialect adapter (SQL differs by dialect; a Kysely bound to one
- * connection, as a replica read is, shares its pool's adapter) with these
- * placeholder values, which
- * each call swaps for its own. Building and compiling it with Kysely on
- * every request cost a third of a list request's CPU (BENCHMARKS.md,
- * "Behind the code").
+ * The page statement is compiled once per shape (status filter, first page or
+ * not) and dialect adapter with these placeholders, which each call swaps for
+ * its own values: compiling with Kysely per request is a large share of a
+ * list's CPU.
  */
 const pageTemplates = new WeakMap<object, Map<string, CompiledQuery>>();
 const SLOT_USER = "\u0000user";

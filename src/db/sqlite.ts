@@ -52,14 +52,14 @@ const ID_COLUMNS = new Set(["id", "quiz_id", "question_id", "study_guide_id", "a
 
 type BetterSqlite = new (filename: string) => SqliteDatabase & { pragma(source: string): unknown };
 
-/** Loads better-sqlite3, an optional dependency, with a clear error when it is missing. */
+/** Loads better-sqlite3, with a clear error when it is missing or does not load. */
 function loadBetterSqlite(): BetterSqlite {
   try {
     return createRequire(import.meta.url)("better-sqlite3") as BetterSqlite;
   } catch (err) {
     throw new Error(
-      "DATABASE_URL asks for SQLite, but the optional package better-sqlite3 is not installed or did not build " +
-        "(it needs python3, make and a C++ compiler). Run `npm install better-sqlite3`, or set DATABASE_URL=mysql://...",
+      "DATABASE_URL asks for SQLite, but better-sqlite3 is not installed or does not load " +
+        "(it needs Node 22 or later). Run `npm install`, or set DATABASE_URL=mysql://...",
       { cause: err },
     );
   }

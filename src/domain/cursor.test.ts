@@ -1,4 +1,3 @@
-import { ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 
@@ -25,12 +24,7 @@ describe("cursor", () => {
     ["SQL in the id", Buffer.from("v1.1.' OR 1=1 --").toString("base64url")],
     ["extra part", Buffer.from(`v1.1.${position.id}.x`).toString("base64url")],
     ["huge", "A".repeat(5000)],
-  ])("refuses a %s cursor with invalid_argument", (_name, text) => {
-    expect(() => decodeCursor(text)).toThrow(ConnectError);
-    try {
-      decodeCursor(text);
-    } catch (err) {
-      expect((err as ConnectError).code).toBe(3);
-    }
+  ])("refuses a %s cursor", (_name, text) => {
+    expect(decodeCursor(text)).toBeUndefined();
   });
 });

@@ -1,4 +1,3 @@
-import { errors } from "./errors.js";
 import { isSessionId } from "./session.js";
 
 /**
@@ -22,22 +21,18 @@ export function encodeCursor(cursor: Cursor): string {
 }
 
 /**
- * Decodes a cursor made by `encodeCursor`, or throws `invalid_argument`.
- * Checks every part, so a forged or truncated cursor never reaches SQL as
- * anything but a well-formed position.
+ * Decodes a cursor made by `encodeCursor`, or returns undefined. Checks every
+ * part, so a forged or truncated cursor never reaches SQL as anything but a
+ * well-formed position.
  */
-export function decodeCursor(text: string): Cursor {
-  if (!BASE64URL.test(text)) throw invalidCursor();
+export function decodeCursor(text: string): Cursor | undefined {
+  if (!BASE64URL.test(text)) return undefined;
   const [version, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
   if (version !== VERSION || ms === undefined || id === undefined || rest.length > 0) {
-    throw invalidCursor();
+    return undefined;
   }
   if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isSessionId(id)) {
-    throw invalidCursor();
+    return undefined;
   }
   return { startedAt: new Date(Number(ms)), id };
-}
-
-function invalidCursor() {
-  return errors.invalidArgument("cursor is not a next_cursor this service returned");
 }

@@ -86,9 +86,8 @@ export function isStale(
 }
 
 /**
- * When an in-progress session expires: started_at + 7 days. After that
- * instant it is stale (isStale): answers and completion are refused, and the
- * next start replaces it. Null once completed: a completed session never expires.
+ * When an in-progress session expires: started_at + 7 days, after which it is
+ * stale (isStale). Null once completed.
  */
 export function expiresAt(session: Pick<SessionSummary, "startedAt" | "completedAt">): Date | null {
   if (session.completedAt !== null) return null;
@@ -103,10 +102,7 @@ export interface SessionProgress {
   expiresAt: Date | null;
 }
 
-/**
- * `session` with its score and expiry: the one place they are derived. The
- * use cases return sessions through it; the REST and RPC mappers only copy.
- */
+/** `session` with its score and expiry: the one place they are derived. */
 export function withProgress<S extends SessionSummary>(session: S): S & SessionProgress {
   return {
     ...session,

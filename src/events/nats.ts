@@ -13,9 +13,8 @@ export interface NatsTarget {
 }
 
 /**
- * How long JetStream remembers a message id (its duplicate window) on the
- * stream the relay creates: well over the relay's lease (RELAY_LEASE_MS), so
- * an event published again after a relay died is still recognised.
+ * JetStream's duplicate window on the stream the relay creates: well over the
+ * relay's lease, so an event republished after a relay died is recognised.
  */
 export const DUPLICATE_WINDOW_MS = 2 * 60_000;
 
@@ -25,17 +24,15 @@ export function subjectOf(prefix: string, type: EventType | string): string {
 }
 
 /**
- * Connects to NATS; rejects at once when no server answers (the relay tries
- * again later). Once connected, the client reconnects for ever: the service
- * runs while NATS is down, and events wait in the outbox.
+ * Connects to NATS; rejects at once when no server answers. Once connected
+ * it reconnects for ever: events wait in the outbox meanwhile.
  */
 export async function connectNats(url: string, name: string): Promise<NatsConnection> {
   return connect({
     servers: url.split(",").map((s) => s.trim()),
     name,
     maxReconnectAttempts: -1,
-    // A server that does not answer at all (no refusal) fails the attempt in
-    // 5 s, not the default 20: the relay's stop() waits for it.
+    // A silent server fails the attempt sooner than the default: stop() waits for it.
     timeout: 5000,
     reconnectTimeWait: 500,
     // Short pings: a NATS that vanished without a FIN is noticed in seconds.
@@ -45,9 +42,8 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
 }
 
 /**
- * The stream the events go to, created if missing (subjects `<prefix>.>`,
- * file storage, DUPLICATE_WINDOW_MS). An existing stream is left as its
- * operators configured it.
+ * The events' stream, created if missing (subjects `<prefix>.>`, file storage);
+ * an existing stream is left as its operators configured it.
  */
 export async function ensureStream(nc: NatsConnection, target: NatsTarget): Promise<void> {
   const jsm = await jetstreamManager(nc, { timeout: 5000 });

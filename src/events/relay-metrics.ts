@@ -8,9 +8,8 @@ const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const BACKLOG_TIMEOUT_MS = 500;
 
 /**
- * The outbox's Prometheus metrics: backlog and the age of its oldest event
- * (read from the database on each scrape, relay on or off), and what the
- * relay published, how late, and how often publishing failed.
+ * The outbox's Prometheus metrics: backlog and oldest event age (read on each
+ * scrape), and what the relay published, how late, and its failures.
  */
 export class OutboxMetrics {
   readonly published: Counter<"type">;

@@ -40,17 +40,11 @@ export interface BatchResult {
 }
 
 /**
- * Publishes the outbox to JetStream: claims the oldest rows no other relay
- * holds, publishes each as its CloudEvent with the event id as JetStream
- * message id, deletes what was acknowledged and hands back the rest.
- *
- * Guarantees: at least once (a row is deleted only after its ack; a relay
- * that dies leaves its rows leased, and another takes them when the lease
- * ends, within the stream's duplicate window so the copy is dropped); in
- * commit order per session (a session's rows go one after the other, and a
- * relay leaves a session alone while an older row of it is claimed by
- * another relay); several relays claim disjoint rows (SKIP LOCKED on
- * MySQL/MariaDB, one writer at a time on SQLite, and a lease either way).
+ * Publishes the outbox to JetStream, the event id as message id, deleting rows
+ * once acknowledged. At least once: a dead relay's leased rows are taken again
+ * after the lease, within the duplicate window. In commit order per session: a
+ * relay skips a session while another holds an older row of it. Relays claim
+ * disjoint rows (SKIP LOCKED, or SQLite's single writer, plus the lease).
  */
 export class OutboxRelay {
   readonly #o: Required<Omit<RelayOptions, "metrics">> & { metrics?: OutboxMetrics };
@@ -162,8 +156,7 @@ export class OutboxRelay {
       const mine = new Set(rows.map((r) => r.seq));
       const maxSeq = Math.max(...mine);
       const sessions = [...new Set(rows.map((r) => r.sessionId))];
-      // An older row of a session that is not among ours (another relay
-      // holds it): ours of that session, from there on, must wait for it.
+      // Another relay holds an older row of this session: ours must wait for it.
       const firstForeign = new Map<string, number>();
       const all = await findSessionSeqs(trx, sessions, maxSeq);
       for (const { sessionId, seq } of all.sort((a, b) => a.seq - b.seq)) {
@@ -177,8 +170,7 @@ export class OutboxRelay {
       );
       return keep;
     };
-    // READ COMMITTED: no gap locks, so a claim never blocks the requests'
-    // inserts into the outbox. (SQLite has one isolation level.)
+    // READ COMMITTED: no gap locks, so a claim never blocks inserts into the outbox.
     const transaction = this.#o.db.transaction();
     return this.#sqlite
       ? transaction.execute(claim)

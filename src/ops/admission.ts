@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errors } from "../domain/errors.js";
+import { errors } from "../app/errors.js";
 import { LatencyLimit } from "./latency-limit.js";
 
 /** How many requests run at once, how many may wait, and when waiting counts as overload. */
@@ -133,18 +133,6 @@ export class Admission {
   /** Requests refused since start. */
   get shed(): number {
     return this.#shed;
-  }
-
-  /**
-   * Refuses a request at once if it would be refused anyway (every slot
-   * busy, the queue full and not standing), counting it as shed: lets a
-   * transport answer before decoding anything. False: call `acquire`.
-   */
-  shedIfFull(): boolean {
-    if (this.#running < this.limit || this.#queued < this.limits.maxQueued) return false;
-    if (this.standing()) return false;
-    this.#shed++;
-    return true;
   }
 
   /** Whether the queue stands (see the class): served newest first. */

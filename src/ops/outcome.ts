@@ -39,6 +39,8 @@ export function recordOutcome(
 
 /**
  * The request's Connect code: what the handler or the error mapping said,
+ * else "canceled" if the response never ended (the client reset the stream
+ * or closed the connection: a cancelled gRPC stream ends no interceptor),
  * else what the HTTP status tells. A gRPC call answered 200 that never
  * reached an interceptor failed in the protocol layer with a status only
  * the trailers know: "unknown".
@@ -48,8 +50,9 @@ export function outcomeOf(
   reply: AppReply,
   transport: Transport,
 ): { code: string; user: string | undefined } {
+  const gone = request.resultCode === "" && !reply.raw.writableEnded;
   return {
-    code: outcomeCode(request.resultCode, reply.statusCode, transport),
+    code: gone ? "canceled" : outcomeCode(request.resultCode, reply.statusCode, transport),
     user: request.userId || undefined,
   };
 }
@@ -57,9 +60,8 @@ export function outcomeOf(
 /**
  * The Connect code from what is known: `resultCode` if the call or the
  * error mapping said it, else what the HTTP status tells (see `outcomeOf`).
- * Also for calls served outside Fastify (src/rpc/*-adapter.ts).
  */
-export function outcomeCode(resultCode: string, status: number, transport: Transport): string {
+function outcomeCode(resultCode: string, status: number, transport: Transport): string {
   if (resultCode !== "") return resultCode;
   if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
   return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");

@@ -26,7 +26,7 @@ import {
 /**
  * `grpc.reflection.v1.ServerReflection` on protobuf-es's registry: lists
  * `services` and answers file requests with serialized FileDescriptorProtos,
- * so that grpcurl and `buf curl` need no local schema. Each stream remembers
+ * so that `buf curl` (and any reflection client) needs no local schema. Each stream remembers
  * the files it already sent and sends every file once, as the protocol allows.
  */
 export function reflectionService(

@@ -79,8 +79,6 @@ export function rpcTransport(contentType: string | undefined): Transport {
 }
 /** What the request log and metrics record of a call. */
 export interface CallRecord {
-  /** Left out when the logger it is written with carries it (a Fastify request's). */
-  reqId?: string;
   user: string | undefined;
   transport: Transport;
   procedure: string;
@@ -106,9 +104,8 @@ const REFUSED_LINES_PER_SECOND = 100;
 /**
  * One JSON line per request when it ends (id, user, transport, procedure,
  * code, status, duration; never headers or bodies, so no token) and its
- * metrics sample. Calls served by the Fastify hooks (`observeRequests`) and
- * by the RPC adapters (src/rpc/h2-stream-adapter.ts, http1-rpc-adapter.ts)
- * write through the same one, so logs and dashboards see one service. Lines
+ * metrics sample, written by the Fastify hooks (`observeRequests`) for every
+ * request, REST and RPC alike, so logs and dashboards see one service. Lines
  * of refused calls are rate-limited (REFUSED_LINES_PER_SECOND); the next
  * one written says how many were left out (`suppressed`).
  */
@@ -116,7 +113,7 @@ export class RequestLog {
   readonly #refused = new LogBudget(REFUSED_LINES_PER_SECOND);
 
   constructor(
-    /** Where the adapters' lines go (a Fastify request brings its own logger). */
+    /** Where lines go when no logger is given (a Fastify request brings its own, with its id). */
     readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {}
@@ -133,7 +130,6 @@ export class RequestLog {
     }
     log[level](
       {
-        reqId: call.reqId,
         user: call.user || undefined,
         transport: call.transport,
         procedure: call.procedure,

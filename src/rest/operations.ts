@@ -1,6 +1,7 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
 import { titleOf, UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
+  AnswerConflictProblem,
   AnswerResult,
   ListQuery,
   NewAnswer,
@@ -21,13 +22,13 @@ import {
  * A response a route can give must be listed here, with its status.
  */
 
-const json = <T extends TSchema>(description: string, schema: T) => ({
+export const json = <T extends TSchema>(description: string, schema: T) => ({
   description,
   content: { "application/json": { schema } },
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
-const problems = (
+export const problems = (
   status: number,
   description: string,
   examples: Record<string, [code: string, detail: string]>,
@@ -46,7 +47,7 @@ const problems = (
   },
 });
 
-const unauthorized = {
+export const unauthorized = {
   ...problems(
     401,
     "No bearer token, or one that is malformed, expired, not yet valid or wrongly signed.",
@@ -75,7 +76,7 @@ const unsupportedMediaType = problems(
   "A body sent with another content type than application/json (or with none).",
   { text: ["invalid_argument", UNSUPPORTED_MEDIA_TYPE] },
 );
-const unavailable = problems(503, "The database is unreachable; retry later.", {
+export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
 const quizErrors = {
@@ -182,27 +183,61 @@ export const submitAnswer = {
   summary: "Answer one question of an in-progress session",
   description:
     "The service decides `is_correct` (trimmed, case-insensitive, after Unicode NFC). " +
-    "One answer per question.",
+    "One answer per question, and a retry is safe: the same `user_answer` again, byte for " +
+    "byte, to a question that has exactly that answer is 200 with the stored answer and " +
+    "writes nothing, also after the session is completed; a different answer is 409 " +
+    "`already_exists` with the stored answer as `stored_answer`. A new answer to a " +
+    "completed or expired session is 400 `failed_precondition`.",
   params: SessionParams,
   body: NewAnswer,
   response: {
     201: json("The stored answer and the session's new counts.", AnswerResult),
+    200: json(
+      "The question had exactly this answer already (a retry): the stored answer and the " +
+        "session's counts, nothing written.",
+      AnswerResult,
+    ),
     400: problems(
       400,
-      "A bad answer, a question outside the session, or a completed or expired session.",
+      "A bad answer, a question outside the session, or a new answer to a completed or " +
+        "expired session.",
       {
         answer: [
           "invalid_argument",
           "user_answer must be 1 to 1000 characters and not only white space",
         ],
         question: ["invalid_argument", "question_id is not a question of this session"],
+        unicode: ["invalid_argument", "user_answer is not well-formed Unicode"],
         completed,
         expired,
       },
     ),
-    409: problems(409, "The question is answered already in this session.", {
-      again: ["already_exists", "question already answered in this session"],
-    }),
+    409: {
+      description:
+        "The question has another answer in this session, which stands: `stored_answer`.",
+      content: {
+        "application/problem+json": {
+          schema: AnswerConflictProblem,
+          examples: {
+            conflict: {
+              value: {
+                type: "about:blank",
+                title: titleOf(409),
+                status: 409,
+                detail: "question already answered in this session",
+                code: "already_exists",
+                stored_answer: {
+                  question_id: "42",
+                  user_answer: "Paris",
+                  is_correct: true,
+                  answered_at: "2026-11-22T02:13:10.123Z",
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     415: unsupportedMediaType,
     ...sessionErrors,
   },
@@ -213,13 +248,21 @@ export const completeSession = {
   tags: ["sessions"],
   summary: "Complete an in-progress session",
   description:
-    "Sets completed_at and so the score. Completing twice, or an expired session (in " +
-    "progress, started over 7 days ago), is 400 `failed_precondition`. No body, or a JSON object.",
+    "Sets completed_at and so the score. Completing a completed session again is a retry: " +
+    "200 with the session as it is (the same completed_at and score), nothing written. An " +
+    "expired session (in progress, started over 7 days ago) is 400 `failed_precondition`. " +
+    "No body, or a JSON object.",
   params: SessionParams,
   body: NoOptions,
   response: {
-    200: json("The completed session with its answers.", Session),
-    400: problems(400, "The session is completed already, or expired.", { completed, expired }),
+    200: json(
+      "The completed session with its answers: completed now, or before (a retry).",
+      Session,
+    ),
+    400: problems(400, "The session expired, or the body is not empty or a JSON object.", {
+      expired,
+      body: ["invalid_argument", "request body must be empty or a JSON object"],
+    }),
     415: unsupportedMediaType,
     ...sessionErrors,
   },

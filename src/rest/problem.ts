@@ -1,8 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
+import { AnswerConflict } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
+import { answerToJson } from "./json.js";
+import type { AnswerJson } from "./schemas.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
 export interface Problem {
@@ -11,6 +14,8 @@ export interface Problem {
   status: number;
   detail: string;
   code: string;
+  /** A 409 `already_exists` of an answer: the answer the question has, which stands. */
+  stored_answer?: AnswerJson;
 }
 
 const TITLES: Record<number, string> = {
@@ -24,6 +29,7 @@ const TITLES: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
   499: "Client Closed Request",
   500: "Internal Server Error",
   501: "Not Implemented",
@@ -36,36 +42,39 @@ export const UNSUPPORTED_MEDIA_TYPE =
   "a request body must be JSON, sent with content-type: application/json";
 
 /**
- * The REST gateway's one error mapping. ConnectErrors keep their code and
- * message and get the HTTP status of Connect's code table. Fastify's own
- * client errors (bad JSON, body too large, unsupported media type) keep their
- * 4xx status; its handler timeout is `deadline_exceeded` (504). Anything else is an internal error whose cause is not shown.
+ * The REST gateway's one error mapping: ConnectErrors get the status of their
+ * code, Fastify's own client errors keep their 4xx, its handler timeout is 504,
+ * anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
+  if (err instanceof AnswerConflict) {
+    const conflict = problem(409, codeName(err.code), err.rawMessage);
+    return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
+  }
   if (err instanceof ConnectError) {
-    const status = codeToHttpStatus(err.code);
-    return problem(status, codeToString(err.code), err.rawMessage);
+    const status = codeHttpStatus(err.code);
+    return problem(status, codeName(err.code), err.rawMessage);
   }
   // Fastify's handlerTimeout (REQUEST_TIMEOUT_MS) answers 503 by itself;
   // it is the request's deadline, as for the RPCs.
   if ((err as { code?: unknown }).code === "FST_ERR_HANDLER_TIMEOUT") {
     const code = Code.DeadlineExceeded;
     return problem(
-      codeToHttpStatus(code),
-      codeToString(code),
+      codeHttpStatus(code),
+      codeName(code),
       "the request took longer than its deadline",
     );
   }
   // Fastify found no parser for the body's content type (the REST gateway only reads JSON).
   if ((err as { code?: unknown }).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-    return problem(415, codeToString(Code.InvalidArgument), UNSUPPORTED_MEDIA_TYPE);
+    return problem(415, codeName(Code.InvalidArgument), UNSUPPORTED_MEDIA_TYPE);
   }
   const status = (err as { statusCode?: unknown }).statusCode;
   if (typeof status === "number" && status >= 400 && status < 500 && err instanceof Error) {
     const code = status === 413 ? Code.ResourceExhausted : Code.InvalidArgument;
-    return problem(status, codeToString(code), err.message);
+    return problem(status, codeName(code), err.message);
   }
-  return problem(500, codeToString(Code.Internal), "internal error");
+  return problem(500, codeName(Code.Internal), "internal error");
 }
 
 function problem(status: number, code: string, detail: string): Problem {

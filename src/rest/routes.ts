@@ -1,9 +1,10 @@
+import { isUtf8 } from "node:buffer";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { App } from "../app-server.js";
 import type { Authenticator } from "../auth/authenticator.js";
-import { errors } from "../domain/errors.js";
 import { type Admission, acquireWithin } from "../ops/admission.js";
 import { clientGone } from "../ops/client-gone.js";
 import { recordOutcome } from "../ops/outcome.js";
@@ -15,6 +16,7 @@ import {
   summaryToJson,
 } from "./json.js";
 import * as operations from "./operations.js";
+import { listQuizzes, quizPageToJson } from "./quiz-list.js";
 import { validationError } from "./validation.js";
 
 export interface RestOptions {
@@ -34,11 +36,9 @@ export interface RestOptions {
 
 /**
  * The REST gateway: the spec's paths over the same use cases as the RPCs,
- * each route described by its schema (rest/operations.ts), which validates
- * the request, serializes the response and types the handler. Register it
- * once per prefix ("" and "/api"), in a scope of its own: the Connect plugin
- * replaces the content-type parsers of the scope it is in. Errors reach the
- * root's error handler (server.ts), which sends problem+json.
+ * each route typed and validated by its schema (rest/operations.ts). Register
+ * once per prefix ("" and "/api") in a scope of its own: the Connect plugin
+ * replaces the content-type parsers of its scope.
  */
 export async function restRoutes(
   fastify: App,
@@ -48,15 +48,19 @@ export async function restRoutes(
   // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
   const route = { handlerTimeout: requestTimeoutMs, schemaErrorFormatter: validationError };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
-  // "No body" and "{}" both mean "no options": accept an empty JSON body too,
-  // which Fastify's default parser refuses. JSON is the only body read here:
-  // any other content type (text/plain included, which Fastify would read as
-  // a string) is 415 with a detail that names the one to send (rest/problem.ts).
+  // An empty body means "no options" too (Fastify's parser refuses it). Any
+  // other content type, text/plain included, is 415 naming the one to send.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    if (body === "") return done(null, undefined);
+  // Read as bytes: decoding to a string would put U+FFFD in place of bytes
+  // that are not UTF-8, and the service would store what was never sent.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_req, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) {
+      return done(errors.invalidArgument("request body is not UTF-8 text"), undefined);
+    }
     try {
-      done(null, JSON.parse(body as string));
+      done(null, JSON.parse(bytes.toString("utf8")));
     } catch {
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
@@ -93,6 +97,16 @@ export async function restRoutes(
       throw errors.canceled();
     }
     reply.raw.once("close", () => release(reply.statusCode < 400));
+  });
+
+  app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {
+    const { limit, cursor } = request.query;
+    return quizPageToJson(
+      await quizzes.listQuizzes(request.userId, {
+        limit: limit === undefined ? undefined : Number(limit),
+        cursor,
+      }),
+    );
   });
 
   app.get("/quizzes/:quiz_id", { ...route, schema: schema(operations.getQuiz) }, async (request) =>
@@ -141,13 +155,14 @@ export async function restRoutes(
     "/sessions/:id/answers",
     { ...route, schema: schema(operations.submitAnswer) },
     async (request, reply) => {
-      const { answer, session } = await sessions.submitAnswer(request.userId, {
+      const { answer, session, created } = await sessions.submitAnswer(request.userId, {
         sessionId: request.params.id,
         questionId: request.body.question_id,
         userAnswer: request.body.user_answer,
       });
+      // 200: the same answer again, a retry that wrote nothing.
       return reply
-        .code(201)
+        .code(created ? 201 : 200)
         .send({ answer: answerToJson(answer), session: summaryToJson(session) });
     },
   );

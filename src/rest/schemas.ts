@@ -2,11 +2,9 @@ import { type Static, type TSchema, Type } from "@fastify/type-provider-typebox"
 import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**
- * The REST gateway's JSON, described once: these TypeBox schemas validate
- * requests, serialize responses (fast-json-stringify), type the handlers and
- * make the OpenAPI document (@fastify/swagger, rest/openapi.ts). Names are the
- * spec's snake_case; times are RFC 3339 UTC with milliseconds; nullable
- * fields are present as null, never omitted.
+ * The REST JSON, described once: these TypeBox schemas validate requests,
+ * serialize responses, type handlers and make the OpenAPI document. Times are
+ * RFC 3339 UTC with milliseconds; nullable fields are present as null.
  */
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -117,20 +115,37 @@ export const Quiz = Type.Object(
   { description: "A quiz's content: never a correct answer." },
 );
 
+const problemFields = {
+  type: Type.String({ format: "uri-reference" }),
+  title: Type.String({ description: "The HTTP status text." }),
+  status: Type.Integer({ minimum: 400, maximum: 599 }),
+  detail: Type.String({ description: "What went wrong; never a stack trace or SQL." }),
+  code: Type.String({
+    description:
+      "Connect error code: `invalid_argument`, `failed_precondition`, `unauthenticated`, " +
+      "`not_found`, `unavailable`, ... The HTTP status follows Connect's code-to-HTTP table.",
+  }),
+};
+
 /** RFC 9457 problem details, plus `code`, the Connect error code. */
-export const Problem = Type.Object(
+export const Problem = Type.Object(problemFields, {
+  description: "RFC 9457 problem details, plus `code`, the Connect error code.",
+});
+
+/** The 409 of an answer: the problem, plus the answer that stands. */
+export const AnswerConflictProblem = Type.Object(
   {
-    type: Type.String({ format: "uri-reference" }),
-    title: Type.String({ description: "The HTTP status text." }),
-    status: Type.Integer({ minimum: 400, maximum: 599 }),
-    detail: Type.String({ description: "What went wrong; never a stack trace or SQL." }),
-    code: Type.String({
+    ...problemFields,
+    stored_answer: Type.Object(Answer.properties, {
       description:
-        "Connect error code: `invalid_argument`, `failed_precondition`, `unauthenticated`, " +
-        "`not_found`, `unavailable`, ... The HTTP status follows Connect's code-to-HTTP table.",
+        "The answer the question has in this session, which stands: a client can show it.",
     }),
   },
-  { description: "RFC 9457 problem details, plus `code`, the Connect error code." },
+  {
+    description:
+      "RFC 9457 problem details with `code` `already_exists` and the stored answer " +
+      "(an extension member).",
+  },
 );
 
 // ---- requests ----

@@ -1,12 +1,10 @@
 import type { FastifySchemaValidationError } from "fastify/types/schema.js";
-import { errors } from "../domain/errors.js";
+import { errors } from "../app/errors.js";
 import { MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**
- * Turns the first schema violation of a request (rest/schemas.ts) into the
- * service's `invalid_argument` error, with the same message the use cases
- * give for the same mistake: the schema decides, the wire says it the way it
- * always has, and nothing of the input is echoed.
+ * The first schema violation of a request as `invalid_argument`, with the
+ * message the use cases give for the same mistake; no input is echoed.
  */
 export function validationError(violations: FastifySchemaValidationError[], part: string): Error {
   const first = violations[0];

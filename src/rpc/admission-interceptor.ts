@@ -1,22 +1,13 @@
 import { createContextKey, type Interceptor } from "@connectrpc/connect";
-import { type Admission, abortError, acquireWithin, type Release } from "../ops/admission.js";
+import { type Admission, abortError, acquireWithin } from "../ops/admission.js";
 
 /**
  * Whether the call's client has already gone (its stream reset or closed,
- * its connection closed): set by whatever serves the call (server.ts for
- * Fastify), which knows the stream. An abort signal alone may not tell yet.
+ * its connection closed): set by server.ts, which knows the stream. An
+ * abort signal alone may not tell yet.
  */
 export const clientGoneKey = createContextKey<() => boolean>(() => false, {
   description: "whether the call's client has gone",
-});
-
-/**
- * A slot the transport took for the call before decoding it: the
- * interceptor uses it instead of asking for another. The transport releases
- * it too once the call is over (releasing twice is harmless).
- */
-export const heldSlotKey = createContextKey<Release | undefined>(undefined, {
-  description: "a slot the transport took for the call",
 });
 
 /**
@@ -35,9 +26,7 @@ export function admissionInterceptor(admission: Admission, timeoutMs: number): I
     const gone = () => req.signal.aborted || clientGone();
     // The signal says why (a deadline already passed, or the client left).
     if (gone()) throw abortError(req.signal);
-    const release =
-      req.contextValues.get(heldSlotKey) ??
-      (await acquireWithin(admission, req.signal, req.method.name, timeoutMs));
+    const release = await acquireWithin(admission, req.signal, req.method.name, timeoutMs);
     let succeeded = false;
     try {
       // It may have left while waiting for its slot.

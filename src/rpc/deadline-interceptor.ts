@@ -1,15 +1,4 @@
-import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { DeadlineSweep } from "./deadline-sweep.js";
-
-/**
- * True when the call's signal aborts only because the client went away (no
- * client deadline, so no answer is awaited at a set time): the unary short
- * paths set it (unary-call.ts). Then the deadline needs no abort listener of
- * its own per call. Connect's own handler leaves it false.
- */
-export const abortMeansGoneKey = createContextKey<boolean>(false, {
-  description: "the call's signal aborts only when the client goes away",
-});
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 
 /**
  * Ends a unary call with `deadline_exceeded` once `timeoutMs` has passed, or
@@ -19,19 +8,22 @@ export const abortMeansGoneKey = createContextKey<boolean>(false, {
  * the client gave up, holding the caller's slot. The handler's work may go on
  * after the answer; its result is dropped. Streams are left alone: a health
  * Watch or a reflection conversation lasts as long as its client wants.
- *
- * One timer serves every call (deadline-sweep.ts). A call whose client went
- * away is ended at the sweep's next pass rather than at once: nobody waits
- * for that answer, and the handler's slot is held until it returns anyway.
  */
 export function deadlineInterceptor(timeoutMs: number): Interceptor {
-  const sweep = new DeadlineSweep(exceeded, (signal) =>
-    ConnectError.from(signal.reason ?? exceeded()),
-  );
   return (next) => (req) => {
     if (req.stream) return next(req);
-    const watchSignal = !req.contextValues.get(abortMeansGoneKey);
-    return sweep.race(next(req), timeoutMs, req.signal, watchSignal);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(exceeded()), timeoutMs);
+      onAbort = () => reject(ConnectError.from(req.signal.reason ?? exceeded()));
+      if (req.signal.aborted) onAbort();
+      else req.signal.addEventListener("abort", onAbort, { once: true });
+    });
+    return Promise.race([next(req), deadline]).finally(() => {
+      clearTimeout(timer);
+      if (onAbort) req.signal.removeEventListener("abort", onAbort);
+    });
   };
 }
 

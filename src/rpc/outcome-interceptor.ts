@@ -1,17 +1,16 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { userIdKey } from "./auth-interceptor.js";
+import { codeHttpStatus, codeName } from "./connect-code.js";
 
 /**
  * Where a call's outcome goes: its Connect code and its user, for the request
- * log and metrics. Over Fastify it writes to the Fastify request; over the
- * HTTP/2 stream adapter, to the adapter's own record of the call.
+ * log and metrics: server.ts writes it to the Fastify request.
  */
 export interface CallOutcome {
   settle(code: string, userId: string): void;
 }
 
-/** The call's outcome sink (set by whatever adapter serves the call). */
+/** The call's outcome sink (set by server.ts for each call). */
 export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefined, {
   description: "where the call's outcome is reported",
 });
@@ -31,14 +30,14 @@ export function outcomeInterceptor(
     const settle = (code: string, err?: unknown) => {
       sink?.settle(code, req.contextValues.get(userIdKey));
       if (err === undefined || onFailure === undefined) return;
-      const status = codeToHttpStatus(ConnectError.from(err).code);
+      const status = codeHttpStatus(ConnectError.from(err).code);
       if (status >= 500) onFailure(err, status);
     };
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (err) {
-      settle(codeToString(ConnectError.from(err).code), err);
+      settle(codeName(ConnectError.from(err).code), err);
       throw err;
     }
     if (!res.stream) {
@@ -53,7 +52,7 @@ export function outcomeInterceptor(
           yield* messages;
           settle("ok");
         } catch (err) {
-          settle(codeToString(ConnectError.from(err).code), err);
+          settle(codeName(ConnectError.from(err).code), err);
           throw err;
         }
       })(),

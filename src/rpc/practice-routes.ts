@@ -1,3 +1,4 @@
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
@@ -10,7 +11,12 @@ import { deadlineInterceptor } from "./deadline-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
 import { practiceSessionService } from "./practice-session-service.js";
 import { quizService } from "./quiz-service.js";
-import type { RpcRoutes } from "./rpc-routes.js";
+
+/** A set of Connect services with the interceptors they run under. */
+export interface RpcRoutes {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+}
 
 export interface PracticeRpcOptions {
   sessions: PracticeSessions;

@@ -1,10 +1,11 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
+  AnswerConflictSchema,
   type PracticeSessionService,
   SessionStatus,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { AnswerConflict, errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
-import { errors } from "../domain/errors.js";
 import type { SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { answerToProto, sessionToProto, snapshotQuestionToProto } from "./to-proto.js";
@@ -54,11 +55,13 @@ export function practiceSessionService(
     },
 
     async submitAnswer(req, ctx) {
-      const { answer, session } = await sessions.submitAnswer(userId(ctx), {
-        sessionId: req.sessionId,
-        questionId: req.questionId,
-        userAnswer: req.userAnswer,
-      });
+      const { answer, session } = await sessions
+        .submitAnswer(userId(ctx), {
+          sessionId: req.sessionId,
+          questionId: req.questionId,
+          userAnswer: req.userAnswer,
+        })
+        .catch(withStoredAnswer);
       return {
         $typeName: "practice.v1.SubmitAnswerResponse",
         answer: answerToProto(answer),
@@ -74,6 +77,17 @@ export function practiceSessionService(
       };
     },
   };
+}
+
+/** An AnswerConflict gets its stored answer as a typed error detail (practice.v1.AnswerConflict). */
+function withStoredAnswer(err: unknown): never {
+  if (err instanceof AnswerConflict && err.details.length === 0) {
+    err.details.push({
+      desc: AnswerConflictSchema,
+      value: { storedAnswer: answerToProto(err.storedAnswer) },
+    });
+  }
+  throw err;
 }
 
 function userId(ctx: HandlerContext): string {

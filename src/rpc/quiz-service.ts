@@ -1,11 +1,13 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
+import { errors } from "../app/errors.js";
 import type { Quizzes } from "../app/quizzes.js";
+import { userIdKey } from "./auth-interceptor.js";
 
 /**
  * QuizService over Connect, gRPC and gRPC-Web. Authenticated by the same
  * interceptor as PracticeSessionService; the quiz content is the same for
- * every user, so the handler does not need the user id.
+ * every user, the list's in-progress counts are the caller's.
  */
 export function quizService(quizzes: Quizzes): ServiceImpl<typeof QuizService> {
   return {
@@ -13,5 +15,24 @@ export function quizService(quizzes: Quizzes): ServiceImpl<typeof QuizService> {
       const quiz = await quizzes.getQuiz(req.quizId);
       return { quiz };
     },
+
+    async listQuizzes(req, ctx) {
+      const page = await quizzes.listQuizzes(userId(ctx), {
+        // proto3 cannot tell 0 from unset: 0 asks for the default page size.
+        limit: req.limit === 0 ? undefined : req.limit,
+        cursor: req.cursor,
+      });
+      return {
+        quizzes: page.quizzes,
+        nextCursor: page.nextCursor ?? "",
+        hasMore: page.hasMore,
+      };
+    },
   };
+}
+
+function userId(ctx: HandlerContext): string {
+  const id = ctx.values.get(userIdKey);
+  if (!id) throw errors.unauthenticated();
+  return id;
 }

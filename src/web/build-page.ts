@@ -1,24 +1,23 @@
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The repository: the nearest folder with a package.json, from src/web or from dist/src/web. */
+const ROOT = projectRoot(dirname(fileURLToPath(import.meta.url)));
 /** The page's sources, and where `vite build` writes it (git-ignored). */
-export const PAGE_SOURCE = fileURLToPath(new URL("../../examples/web", import.meta.url));
+export const PAGE_SOURCE = join(ROOT, "examples/web");
 export const PAGE_DIST = join(PAGE_SOURCE, "dist");
 /** The generated code the page imports: a change there changes the page too. */
-const GENERATED = fileURLToPath(new URL("../../gen/practice", import.meta.url));
+const GENERATED = join(ROOT, "gen/practice");
 
 /** What `ensurePracticePage` did. */
 export type PageBuild = "built" | "up to date" | "prebuilt";
 
 /**
- * Makes sure `examples/web/dist` holds a build of the current page sources,
- * so that `npm start` is enough to open it: it runs Vite's `build()` when the
- * build is missing or older than a source file (about 1.5 s), else nothing.
- *
- * Vite is a devDependency: where it is not installed (a production image),
- * an existing build is used as it is, and without one this throws, naming
- * the command that makes it.
+ * Builds `examples/web/dist` with Vite when it is missing or older than a
+ * source, so `npm start` is enough. Without Vite (a production image) an
+ * existing build is used, and a missing one throws naming the command.
  */
 export async function ensurePracticePage(): Promise<PageBuild> {
   const built = await mtime(join(PAGE_DIST, "index.html"));
@@ -62,4 +61,11 @@ async function newestIn(dir: string, keep: (path: string) => boolean): Promise<n
     newest = Math.max(newest, (await stat(path)).mtimeMs);
   }
   return newest;
+}
+
+function projectRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
 }

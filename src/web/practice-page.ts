@@ -6,10 +6,7 @@ import type { App, AppReply, AppRequest } from "../app-server.js";
 /** Where the practice page is served. */
 export const PRACTICE_PAGE_PATH = "/practice/";
 
-/**
- * One file of the built page, held in memory with its gzip form (the page's
- * script is about 125 KiB, 36 KiB gzipped), compressed once at load.
- */
+/** One file of the built page, held in memory with its gzip form. */
 interface PageFile {
   body: Buffer;
   gzip: Buffer;
@@ -70,10 +67,9 @@ export interface PracticePageOptions {
 }
 
 /**
- * Serves the practice page at `/practice/` from memory. It is public: the
- * page holds no data, and its calls carry the user's token, which it reads
- * from the URL fragment (never sent to the server). Asset names carry a
- * content hash, so they may be cached for good; `index.html` is revalidated.
+ * Serves the practice page at `/practice/` from memory. Public: the page holds
+ * no data and reads the user's token from the URL fragment. Hashed assets are
+ * cached for good; `index.html` is revalidated.
  */
 export async function practicePageRoutes(app: App, { files, notFound }: PracticePageOptions) {
   const securityHeaders = {

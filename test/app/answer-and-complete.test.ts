@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { AnswerConflict } from "../../src/app/errors.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
 
@@ -16,6 +17,7 @@ async function started(questions = 3) {
 const writes = async () => ({
   sessions: await countRows(w.db, "practice_sessions"),
   answers: await countRows(w.db, "practice_session_answers"),
+  events: await countRows(w.db, "practice_outbox"),
 });
 
 describe("submitAnswer", () => {
@@ -48,12 +50,53 @@ describe("submitAnswer", () => {
     expect(detail.answers.map((a) => a.userAnswer)).toEqual([" a1 ", "wrong", "A3", "cafe\u0301"]);
   });
 
-  it("takes one answer per question: a second is already_exists and writes nothing", async () => {
+  it("takes the same answer again as a retry: the stored answer, nothing written, no event", async () => {
     const { user, session, q } = await started();
     const input = { sessionId: session.id, questionId: q[0] ?? "", userAnswer: "A1" };
-    await w.sessions.submitAnswer(user, input);
+    const first = await w.sessions.submitAnswer(user, input);
+    expect(first.created).toBe(true);
     const before = await writes();
-    await rejection(w.sessions.submitAnswer(user, input), Code.AlreadyExists);
+    w.clock.advance(5000);
+    const again = await w.sessions.submitAnswer(user, input);
+    expect(again).toEqual({ ...first, created: false });
+    expect(await writes()).toEqual(before);
+  });
+
+  it("refuses a different answer with already_exists, carrying the stored answer; writes nothing", async () => {
+    const { user, session, q } = await started();
+    const input = { sessionId: session.id, questionId: q[0] ?? "", userAnswer: "A1" };
+    const first = await w.sessions.submitAnswer(user, input);
+    const before = await writes();
+    // Byte for byte: another case or trailing white space is another answer.
+    for (const userAnswer of ["a1", "A1 ", "wrong"]) {
+      const err = await rejection(
+        w.sessions.submitAnswer(user, { ...input, userAnswer }),
+        Code.AlreadyExists,
+      );
+      expect(err).toBeInstanceOf(AnswerConflict);
+      expect((err as AnswerConflict).storedAnswer).toEqual(first.answer);
+    }
+    expect(await writes()).toEqual(before);
+  });
+
+  it("after completion, answers a retry of an answer with it and refuses a different one with already_exists", async () => {
+    const { user, session, q } = await started();
+    const input = { sessionId: session.id, questionId: q[0] ?? "", userAnswer: "A1" };
+    const first = await w.sessions.submitAnswer(user, input);
+    const done = await w.sessions.completeSession(user, session.id);
+    const before = await writes();
+    const again = await w.sessions.submitAnswer(user, input);
+    expect(again.created).toBe(false);
+    expect(again.answer).toEqual(first.answer);
+    expect(again.session).toMatchObject({
+      completedAt: done.completedAt,
+      scorePercentage: done.scorePercentage,
+      answeredQuestions: 1,
+    });
+    await rejection(
+      w.sessions.submitAnswer(user, { ...input, userAnswer: "B" }),
+      Code.AlreadyExists,
+    );
     expect(await writes()).toEqual(before);
   });
 
@@ -128,13 +171,20 @@ describe("completeSession", () => {
     },
   );
 
-  it("refuses a second completion (failed_precondition) and keeps the first completed_at", async () => {
-    const { user, session } = await started();
+  it("answers a second completion with the same completed session, writing nothing", async () => {
+    const { user, session, q } = await started();
+    await w.sessions.submitAnswer(user, {
+      sessionId: session.id,
+      questionId: q[0] ?? "",
+      userAnswer: "A1",
+    });
     const first = await w.sessions.completeSession(user, session.id);
+    const before = await writes();
     w.clock.advance(5000);
-    await rejection(w.sessions.completeSession(user, session.id), Code.FailedPrecondition);
-    const { session: detail } = await w.sessions.getSession(user, session.id);
-    expect(detail.completedAt).toEqual(first.completedAt);
+    const again = await w.sessions.completeSession(user, session.id);
+    expect(again).toEqual(first);
+    expect(again).toMatchObject({ scorePercentage: 33, completedAt: first.completedAt });
+    expect(await writes()).toEqual(before);
   });
 
   it("is not_found for another user's session, which stays in progress", async () => {

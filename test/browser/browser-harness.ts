@@ -126,8 +126,11 @@ async function tearDown() {
   if (workDir) await rm(workDir, { recursive: true, force: true });
 }
 
+/** Cuts (true) or restores the network of every tab, as a train's tunnel does. */
+export const setOffline = (offline: boolean) => context.setOffline(offline);
+
 /** A new tab that records console errors and uncaught exceptions. */
-async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
+export async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
   const page = await context.newPage();
   const consoleErrors: string[] = [];
   page.on("console", (message) => {
@@ -137,12 +140,42 @@ async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
   return { page, consoleErrors };
 }
 
-/** The page as the service serves it, as `npm start` prints its URL. */
-export async function openServed(user: string, quizId: string) {
+/** The page as the service serves it, as `npm start` prints its URL; no quiz: the quiz list. */
+export async function openServed(user: string, quizId?: string) {
   const opened = await newPage();
   const token = await svc.token(user);
-  await opened.page.goto(`${svc.baseUrl}/practice/?quiz=${quizId}#token=${token}`);
+  const query = quizId === undefined ? "" : `?quiz=${quizId}`;
+  await opened.page.goto(`${svc.baseUrl}/practice/${query}#token=${token}`);
   return { ...opened, token };
+}
+
+/** Each question's state on the page (`data-state`: saved, sending, sent, refused, draft, empty). */
+export const questionStates = (page: Page) =>
+  page
+    .locator("li.question")
+    .evaluateAll((items) => items.map((i) => i.getAttribute("data-state")));
+
+/** What the service stored for a session, read through the REST API as its user. */
+export async function storedSession(user: string, sessionId: string) {
+  const res = await svc.rest(user, "GET", `/sessions/${sessionId}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as {
+    completed_at: string | null;
+    score_percentage: number | null;
+    answers: { question_id: string; user_answer: string }[];
+  };
+}
+
+/** The events the service wrote for a session, by type (the outbox: no relay runs here). */
+export async function eventCounts(sessionId: string): Promise<Record<string, number>> {
+  const rows = await svc.db
+    .selectFrom("practice_outbox")
+    .select("type")
+    .where("session_id", "=", sessionId)
+    .execute();
+  const counts: Record<string, number> = {};
+  for (const { type } of rows) counts[type] = (counts[type] ?? 0) + 1;
+  return counts;
 }
 
 /** The static build on another origin, told where the service is. */
@@ -178,6 +211,10 @@ export const answerField = (page: Page, prompt: string) =>
   page.getByRole("textbox", { name: prompt });
 export const feedbackOf = (page: Page, prompt: string) =>
   page.locator("li.question", { has: answerField(page, prompt) }).locator(".feedback");
+
+/** A score as the history shows it: the percentage and its band in words. */
+export const scored = (percent: number) =>
+  `${percent}% · ${percent < 50 ? "low" : percent < 80 ? "fair" : "good"}`;
 
 /** The history table as the user sees it: id, started_at and the two result columns. */
 export async function historyRows(page: Page) {

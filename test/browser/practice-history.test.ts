@@ -13,6 +13,7 @@ import {
   preflights,
   progress,
   requests,
+  scored,
   svc,
   useBrowserHarness,
   waitForHistory,
@@ -55,7 +56,7 @@ describe("the practice page in Chromium, from other origins", () => {
         expected.push({
           id,
           startedAt: startedAt.toISOString(),
-          result: inProgress ? "in progress" : `${Math.round((correct / total) * 100)}%`,
+          result: inProgress ? "in progress" : scored(Math.round((correct / total) * 100)),
           answers: inProgress ? `0 of ${total} answered` : `${correct} of ${total} correct`,
         });
       }
@@ -140,7 +141,11 @@ describe("the practice page in Chromium, from other origins", () => {
     const preflightsBefore = preflights();
     const { page } = await openElsewhere(page2.origin, "bob", capitals);
     await waitForHistory(page, "Could not load the history.");
-    await expect.poll(() => page.getByRole("alert").textContent()).toContain("CORS_ORIGINS");
+    // Each part says what failed, beside it: the quiz and the history.
+    await expect
+      .poll(() => page.getByRole("alert").allTextContents())
+      .toEqual([expect.stringContaining("CORS_ORIGINS"), expect.stringContaining("CORS_ORIGINS")]);
+    expect(await page.locator("#history-error").textContent()).toContain("CORS_ORIGINS");
     // The preflights reached the service; the browser then refused to send the calls.
     await expect.poll(() => preflights()).toBeGreaterThan(preflightsBefore);
     expect(calls("PracticeSessionService", "ListSessions")).toBe(listsBefore);

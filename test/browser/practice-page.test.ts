@@ -15,6 +15,7 @@ import {
   openServed,
   progress,
   rawLog,
+  scored,
   svc,
   tabTo,
   useBrowserHarness,
@@ -123,8 +124,8 @@ describe("the practice page in Chromium", () => {
     // The history, newest first: this session on top, its start to the second.
     await waitForHistory(page, "All 6 sessions shown.");
     const rows = await historyRows(page);
-    expect(rows[0]).toMatchObject({ id: sessionId, result: "75%", answers: "3 of 4 correct" });
-    expect(rows.map((r) => r.result)).toEqual(["75%", "100%", "75%", "50%", "50%", "25%"]);
+    expect(rows[0]).toMatchObject({ id: sessionId, result: scored(75), answers: "3 of 4 correct" });
+    expect(rows.map((r) => r.result)).toEqual([75, 100, 75, 50, 50, 25].map(scored));
     expect(await page.locator("#history time").first().textContent()).toMatch(
       /^\w{3} \d{1,2}, \d{4}, \d{1,2}:\d{2}:\d{2}\s[AP]M$/,
     );

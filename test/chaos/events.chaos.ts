@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from "uuid";
 import { afterAll, describe, expect, it } from "vitest";
 import { insertEvents } from "../../src/db/outbox-repository.js";
 import { sessionStarted } from "../../src/domain/events.js";
+import { outboxEvent } from "../../src/events/cloud-event.js";
 import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz } from "../support/fixtures.js";
@@ -109,9 +110,13 @@ describe.skipIf(!natsUp)("events when NATS or the relay fails", () => {
     // A backlog of 4,000 events the service relays when it starts.
     const backlog = Array.from({ length: 400 }, () => uuidv7()).flatMap((id) =>
       Array.from({ length: 10 }, (_, n) =>
-        sessionStarted(
-          { newId: uuidv7, userId: "backlog" },
-          { id, quizId: quiz.quizId, startedAt: new Date(), totalQuestions: n },
+        outboxEvent(
+          sessionStarted("backlog", {
+            id,
+            quizId: quiz.quizId,
+            startedAt: new Date(),
+            totalQuestions: n,
+          }),
         ),
       ),
     );

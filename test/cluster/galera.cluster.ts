@@ -109,6 +109,49 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     expect(violations).toEqual({ notOneAccepted: 0, notOneStored: 0, errors: 0 });
   });
 
+  it("takes retries of one answer and of a completion through every node as no-ops", async () => {
+    const violations = { notAllOk: 0, notOneRow: 0, notOneCompletedAt: 0, notOneEventEach: 0 };
+    const ms: number[] = [];
+    await inRounds(ROUNDS, PARALLEL, async (r) => {
+      const user = `retry-${r}`;
+      const started = await on(r, 0).rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`);
+      const id = started.body.id as string;
+      const t0 = performance.now();
+      const answers = await Promise.all(
+        [0, 1, 2].map((i) =>
+          on(r, i).rest(user, "POST", `/sessions/${id}/answers`, {
+            question_id: quiz.questionIds[0],
+            user_answer: "same",
+          }),
+        ),
+      );
+      const completions = await Promise.all(
+        [0, 1, 2].map((i) => on(r, i).rest(user, "POST", `/sessions/${id}/complete`)),
+      );
+      ms.push(performance.now() - t0);
+      const ok = (x: Reply) => x.status === 200 || x.status === 201;
+      if (![...answers, ...completions].every(ok)) violations.notAllOk++;
+      if (new Set(completions.map((x) => x.body?.completed_at)).size !== 1) {
+        violations.notOneCompletedAt++;
+      }
+      const { rows } = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM practice_session_answers
+        WHERE session_id = ${id}`.execute(on(r, 2).db);
+      if (Number(rows[0]?.n) !== 1) violations.notOneRow++;
+      const events = await sql<{ type: string; n: number }>`SELECT type, COUNT(*) AS n
+        FROM practice_outbox WHERE session_id = ${id} GROUP BY type`.execute(on(r, 1).db);
+      if (events.rows.length !== 3 || events.rows.some((e) => Number(e.n) !== 1)) {
+        violations.notOneEventEach++;
+      }
+    });
+    report("retry races (3 identical answers, then 3 completions)", ROUNDS, violations, ms);
+    expect(violations).toEqual({
+      notAllOk: 0,
+      notOneRow: 0,
+      notOneCompletedAt: 0,
+      notOneEventEach: 0,
+    });
+  });
+
   it("stores no answer after completion and leaves none out of the completion response", async () => {
     const violations = {
       answerAfterCompletion: 0,

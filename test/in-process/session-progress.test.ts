@@ -88,8 +88,9 @@ describe("answered_questions and expires_at", () => {
       correct_answers: 1,
       answerRows: 2,
     });
-    // Refused answers count nothing.
-    expect((await answer(user, id, q2, "A2")).status).toBe(409);
+    // Refused answers and retries count nothing.
+    expect((await answer(user, id, q2, "B2")).status).toBe(409);
+    expect((await answer(user, id, q2, "A2")).status).toBe(200);
     expect(await stored(id)).toMatchObject({ answered_questions: 2, answerRows: 2 });
 
     expect((await get(user, id)).body).toMatchObject({ answered_questions: 2, expires_at: expiry });
@@ -209,6 +210,8 @@ describe("an expired session refuses writes", () => {
       const before = await writes();
       const refusedAnswer = await answer(user, s.id, s.questionIds[1], "A2");
       const refusedComplete = await complete(user, s.id);
+      // A retry of an answer stored before the expiry is still told it is stored.
+      expect((await answer(user, s.id, s.questionIds[0], "A1")).status).toBe(200);
       for (const res of [refusedAnswer, refusedComplete]) {
         expect(res.status).toBe(400);
         expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOKEN_EXPIRED_CHALLENGE } from "../../src/domain/errors.js";
+import { TOKEN_EXPIRED_CHALLENGE } from "../../src/app/errors.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
 

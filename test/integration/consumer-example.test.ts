@@ -7,6 +7,7 @@ import { v7 as uuidv7 } from "uuid";
 import { afterAll, describe, expect, it } from "vitest";
 import { runAverageScore } from "../../examples/consumer/average-score.js";
 import { sessionCompleted } from "../../src/domain/events.js";
+import { outboxEvent } from "../../src/events/cloud-event.js";
 import { ensureStream, subjectOf } from "../../src/events/nats.js";
 import { testStore } from "../support/database.js";
 import { deleteStream, requireNats, testNatsUrl, uniqueTarget } from "../support/nats.js";
@@ -42,7 +43,7 @@ async function publishCompleted(pairs: [string, number][]): Promise<void> {
         correctAnswers: correct,
         answeredQuestions: 4,
       };
-      const event = sessionCompleted({ newId: uuidv7, userId }, summary, new Date());
+      const event = outboxEvent(sessionCompleted(userId, summary, new Date()));
       await js.publish(subjectOf(target.subjectPrefix, event.type), event.json, {
         msgID: event.id,
       });

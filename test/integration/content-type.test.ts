@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionJson } from "../../src/rest/schemas.js";
 import { countRows, insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -122,5 +123,29 @@ describe("an RPC message that does not parse", () => {
       session.destroy();
     }
     expect(await countRows(svc.db, "practice_session_answers")).toBe(before);
+  });
+
+  it("compressed (gzip) is invalid_argument too, over Connect and gRPC", async () => {
+    const headers = { ...(await svc.auth(USER)), "content-type": "application/proto" };
+    const res = await fetch(`${svc.baseUrl}${path}`, {
+      method: "POST",
+      headers: { ...headers, "content-encoding": "gzip" },
+      body: gzipSync(garbage),
+    });
+    expect([res.status, await res.json()]).toEqual([
+      400,
+      { code: "invalid_argument", message: "parse binary: premature EOF" },
+    ]);
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      const zipped = grpcFrame(gzipSync(garbage));
+      zipped[0] = 1; // the compressed flag
+      const grpc = await endStatus(
+        grpcRequest(session, path, zipped, { ...(await svc.auth(USER)), "grpc-encoding": "gzip" }),
+      );
+      expect(grpc).toBe(3); // INVALID_ARGUMENT
+    } finally {
+      session.destroy();
+    }
   });
 });

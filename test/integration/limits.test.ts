@@ -112,11 +112,67 @@ describe("size limits", () => {
     expect(await rpc.json()).toMatchObject({ code: "resource_exhausted" });
   });
 
-  it("refuses HTTP/1.1 headers over 16 KiB with 431", async () => {
+  it("refuses HTTP/1.1 headers over 16 KiB with 431 as problem+json", async () => {
     const res = await fetch(`${svc.baseUrl}/healthz`, { headers: { "x-pad": "x".repeat(20_000) } });
     expect(res.status).toBe(431);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toEqual({
+      type: "about:blank",
+      title: "Request Header Fields Too Large",
+      status: 431,
+      detail: "the request line and headers are larger than 16 KiB",
+      code: "resource_exhausted",
+    });
     const ok = await fetch(`${svc.baseUrl}/healthz`, { headers: { "x-pad": "x".repeat(8_000) } });
     expect(ok.status).toBe(200);
+  });
+
+  it("refuses a 100 KB cursor over HTTP/1.1 with 431 as problem+json", async () => {
+    const res = await svc.rest(
+      USER,
+      "GET",
+      `/quizzes/${quiz.quizId}/sessions?cursor=${"c".repeat(100_000)}`,
+    );
+    expect(res.status).toBe(431);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toMatchObject({ status: 431, code: "resource_exhausted" });
+  });
+
+  it("refuses an HTTP/2 header block over 16 KiB that reaches the gateway with 431 as problem+json", async () => {
+    const token = await svc.token(USER);
+    // Sent at once: Node's client refuses to send a block over the server's
+    // advertised limit once its SETTINGS have arrived; before that, the block
+    // reaches the server, as from a client that ignores the setting.
+    const session = http2Connect(svc.baseUrl);
+    try {
+      const res = await new Promise<{ status: number; type: string; body: string }>(
+        (resolve, reject) => {
+          const req = session.request({
+            ":path": `/quizzes/${quiz.quizId}/sessions?cursor=${"c".repeat(30_000)}`,
+            authorization: `Bearer ${token}`,
+          });
+          let status = 0;
+          let type = "";
+          let body = "";
+          req.on("response", (h) => {
+            status = Number(h[":status"]);
+            type = String(h["content-type"]);
+          });
+          req.setEncoding("utf8");
+          req.on("data", (chunk) => {
+            body += chunk;
+          });
+          req.on("end", () => resolve({ status, type, body }));
+          req.on("error", reject);
+          req.end();
+        },
+      );
+      expect(res.status).toBe(431);
+      expect(res.type).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(res.body)).toMatchObject({ status: 431, code: "resource_exhausted" });
+    } finally {
+      session.destroy();
+    }
   });
 
   it("advertises a 16 KiB header list to HTTP/2 clients and refuses a larger one", async () => {

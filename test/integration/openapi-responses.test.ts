@@ -61,6 +61,7 @@ describe("real responses match the documented ones", () => {
     return body as T;
   }
 
+  const QUIZZES = "/quizzes";
   const QUIZ = "/quizzes/{quiz_id}";
   const LIST = "/quizzes/{quiz_id}/sessions";
   const SESSION = "/sessions/{id}";
@@ -124,6 +125,25 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(user, "GET", "/quizzes/999999"), QUIZ, "get");
   });
 
+  it("list quizzes: 200 (a page with more, the last page), 400, 401", async () => {
+    await insertQuiz(svc.db, { questions: 1 });
+    await insertQuiz(svc.db, { questions: 2 });
+    const user = "openapi-catalog";
+    const first = await check<{ next_cursor: string | null; has_more: boolean }>(
+      await svc.rest(user, "GET", "/quizzes?limit=1"),
+      QUIZZES,
+      "get",
+    );
+    expect(first).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+    await check(await svc.rest(user, "GET", "/api/quizzes"), QUIZZES, "get");
+    for (const query of ["limit=0", "limit=abc", "cursor=nope", "limit=1&limit=2"]) {
+      const res = await svc.rest(user, "GET", `/quizzes?${query}`);
+      expect(res.status, query).toBe(400);
+      await check(res, QUIZZES, "get");
+    }
+    await check(await svc.rest(null, "GET", "/quizzes"), QUIZZES, "get");
+  });
+
   it("start: 201 with Location, 200 with answers, 400, 401, 404", async () => {
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const user = "openapi-starter";
@@ -175,7 +195,7 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(user, "POST", path, text), LIST, "post");
   });
 
-  it("get, answer, complete: 200/201, 400, 401, 404, 409", async () => {
+  it("get, answer, complete: 200/201, 200 for a retry, 400, 401, 404, 409 with the stored answer", async () => {
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const [q1, q2] = quiz.questionIds as [string, string];
     const user = "openapi-answerer";
@@ -193,7 +213,13 @@ describe("real responses match the documented ones", () => {
     const answered = await answer(user, { question_id: q1, user_answer: "A1" });
     expect(answered.status).toBe(201);
     await check(answered, ANSWERS, "post");
-    await check(await answer(user, { question_id: q1, user_answer: "A1" }), ANSWERS, "post");
+    const again = await answer(user, { question_id: q1, user_answer: "A1" });
+    expect(again.status).toBe(200);
+    await check(again, ANSWERS, "post");
+    const conflict = await answer(user, { question_id: q1, user_answer: "B1" });
+    expect(conflict.status).toBe(409);
+    const problem = await check<{ stored_answer: unknown }>(conflict, ANSWERS, "post");
+    expect(problem.stored_answer).toMatchObject({ question_id: q1, user_answer: "A1" });
     await check(await answer(user, { question_id: q2, user_answer: " " }), ANSWERS, "post");
     await check(await answer(null, { question_id: q2, user_answer: "x" }), ANSWERS, "post");
     await check(
@@ -209,8 +235,16 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(null, "GET", `/sessions/${id}`), SESSION, "get");
     await check(await svc.rest(user, "GET", "/sessions/nope"), SESSION, "get");
 
+    const notObject = { headers: { "content-type": "application/json" }, body: "[]" };
+    await check(
+      await svc.rest(user, "POST", `/sessions/${id}/complete`, notObject),
+      COMPLETE,
+      "post",
+    );
     await check(await svc.rest(user, "POST", `/sessions/${id}/complete`), COMPLETE, "post");
-    await check(await svc.rest(user, "POST", `/sessions/${id}/complete`), COMPLETE, "post");
+    const retried = await svc.rest(user, "POST", `/sessions/${id}/complete`);
+    expect(retried.status).toBe(200);
+    await check(retried, COMPLETE, "post");
     await check(await svc.rest(null, "POST", `/sessions/${id}/complete`), COMPLETE, "post");
     await check(
       await svc.rest("someone-else", "POST", `/sessions/${id}/complete`),
@@ -238,6 +272,7 @@ describe("real responses match the documented ones", () => {
           QUIZ,
           "get",
         );
+        await check(await svc.rest("openapi-outage", "GET", "/quizzes"), QUIZZES, "get");
         await check(
           await svc.rest("openapi-outage", "POST", `/sessions/${id}/answers`, {
             headers: { "content-type": "application/json" },

@@ -33,7 +33,8 @@ vi.mock("fastify", async (importOriginal) => {
 /** Routes that are not the REST gateway's: served or documented elsewhere. */
 function isRestGatewayRoute({ method, url }: { method: string; url: string }): boolean {
   if (method === "HEAD" || method === "OPTIONS") return false; // Fastify's HEAD for GET; CORS preflight
-  if (["/openapi.json", "/healthz", "/readyz", "/metrics", "*", "/*"].includes(url)) return false;
+  if (["/", "/openapi.json", "/healthz", "/readyz", "/metrics", "*", "/*"].includes(url))
+    return false;
   if (/^\/[A-Za-z_]\w*(\.\w+)+\/\w+$/.test(url)) return false; // Connect/gRPC: /package.Service/Method
   return true;
 }
@@ -117,6 +118,7 @@ describe("GET /openapi.json", () => {
     const served = (await res.json()) as OpenAPIObject;
     expect(served.openapi).toBe("3.1.1");
     expect(Object.keys(served.paths ?? {}).sort()).toEqual([
+      "/quizzes",
       "/quizzes/{quiz_id}",
       "/quizzes/{quiz_id}/sessions",
       "/sessions/{id}",

@@ -3,8 +3,10 @@ import { Registry } from "prom-client";
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
+import type { OutboxEvent } from "../../src/db/outbox-repository.js";
 import { insertEvents } from "../../src/db/outbox-repository.js";
-import { type OutboxEvent, sessionStarted } from "../../src/domain/events.js";
+import { sessionStarted } from "../../src/domain/events.js";
+import { outboxEvent } from "../../src/events/cloud-event.js";
 import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { insertQuiz } from "../support/fixtures.js";
 import {
@@ -44,9 +46,11 @@ function syntheticEvents(sessions: number, perSession: number): OutboxEvent[] {
   const events: OutboxEvent[] = [];
   for (let n = 0; n < perSession; n++) {
     for (const id of ids) {
-      const ctx = { newId: uuidv7, userId: `u-${id.slice(-4)}` };
+      const userId = `u-${id.slice(-4)}`;
       events.push(
-        sessionStarted(ctx, { id, quizId: "1", startedAt: new Date(), totalQuestions: n }),
+        outboxEvent(
+          sessionStarted(userId, { id, quizId: "1", startedAt: new Date(), totalQuestions: n }),
+        ),
       );
     }
   }

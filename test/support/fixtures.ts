@@ -111,7 +111,11 @@ export async function insertAnswer(
 /** Rows of a table, for "nothing half-written" checks. */
 export async function countRows(
   db: Db,
-  table: "practice_sessions" | "practice_session_questions" | "practice_session_answers",
+  table:
+    | "practice_sessions"
+    | "practice_session_questions"
+    | "practice_session_answers"
+    | "practice_outbox",
 ): Promise<number> {
   const { rows } = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM ${sql.table(table)}`.execute(
     db,

@@ -66,7 +66,7 @@ export async function startInProcessService(): Promise<InProcessService> {
   });
   const { routes, interceptors } = practiceRpc({
     sessions,
-    quizzes: new Quizzes(database.db),
+    quizzes: new Quizzes(database.db, undefined, clock),
     authenticator,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
   });

@@ -59,6 +59,87 @@ export async function startVia(
   }
 }
 
+/** Answers a question of `user`'s session through `transport`, never throwing. */
+export async function answerVia(
+  svc: TestService,
+  transport: Transport,
+  user: string,
+  answer: { sessionId: string; questionId: string; userAnswer: string },
+): Promise<Outcome & { userAnswer?: string }> {
+  return callVia(transport, async () => {
+    if (transport === "rest") {
+      const res = await svc.rest(user, "POST", `/sessions/${answer.sessionId}/answers`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ question_id: answer.questionId, user_answer: answer.userAnswer }),
+      });
+      const body = (await res.json()) as { answer?: { user_answer: string }; code?: string };
+      const ok = res.status === 200 || res.status === 201;
+      return ok
+        ? { code: "ok", status: res.status, created: res.status === 201 }
+        : { code: body.code ?? "unknown", status: res.status };
+    }
+    const headers = await svc.auth(user);
+    const r =
+      transport === "grpc"
+        ? await svc.grpc.submitAnswer(answer, headers)
+        : await (transport === "connect" ? svc.connect : svc.grpcWeb).submitAnswer(answer, {
+            headers,
+          });
+    return { code: "ok", userAnswer: r.answer?.userAnswer };
+  });
+}
+
+/** Completes `user`'s session through `transport`, never throwing; `id` is its completed_at. */
+export async function completeVia(
+  svc: TestService,
+  transport: Transport,
+  user: string,
+  sessionId: string,
+): Promise<Outcome> {
+  return callVia(transport, async () => {
+    if (transport === "rest") {
+      const res = await svc.rest(user, "POST", `/sessions/${sessionId}/complete`);
+      const body = (await res.json()) as { completed_at?: string; code?: string };
+      return res.status === 200
+        ? { code: "ok", status: 200, id: body.completed_at }
+        : { code: body.code ?? "unknown", status: res.status };
+    }
+    const headers = await svc.auth(user);
+    const r =
+      transport === "grpc"
+        ? await svc.grpc.completeSession({ sessionId }, headers)
+        : await (transport === "connect" ? svc.connect : svc.grpcWeb).completeSession(
+            { sessionId },
+            { headers },
+          );
+    const at = r.session?.completedAt;
+    return {
+      code: "ok",
+      id: at && new Date(Number(at.seconds) * 1000 + at.nanos / 1e6).toISOString(),
+    };
+  });
+}
+
+/** Runs `call` through `transport`, timing it; a thrown error becomes its code. */
+async function callVia<T extends Omit<Outcome, "transport" | "ms">>(
+  transport: Transport,
+  call: () => Promise<T>,
+): Promise<T & Outcome> {
+  const t0 = performance.now();
+  const done = (o: Omit<Outcome, "transport" | "ms">) =>
+    ({ ...o, transport, ms: performance.now() - t0 }) as T & Outcome;
+  try {
+    return done(await call());
+  } catch (err) {
+    if (transport === "grpc") {
+      const code = (err as { code?: number }).code;
+      return done({ code: typeof code === "number" ? codeToString(code) : String(err) });
+    }
+    return done({ code: codeToString(ConnectError.from(err).code) });
+  }
+}
+
 /** Lists `user`'s sessions on `quizId` through `transport`, never throwing. */
 export async function listVia(
   svc: TestService,

@@ -13,6 +13,8 @@ export type ProblemJson = {
   status: number;
   code: string;
   detail: string;
+  /** A 409 of an answer: the answer that stands. */
+  stored_answer?: AnswerJson;
 };
 
 /**

@@ -1,4 +1,5 @@
-import { dateTimeFormat, shortDateFormat, svg } from "./dom.js";
+import { scoreBand } from "./bands.js";
+import { dateTimeFormat, shortDateFormat, svg, timeFormat } from "./dom.js";
 
 /** One completed session on the chart. */
 export interface ScorePoint {
@@ -64,7 +65,7 @@ export function scoreChart(points: readonly ScorePoint[], width = 640): SVGSVGEl
     chart.append(
       svg(
         "circle",
-        { cx: x(i), cy: y(p.score), r: 4.5, class: "dot" },
+        { cx: x(i), cy: y(p.score), r: 4.5, class: `dot band-${scoreBand(p.score).name}` },
         svg("title", {}, `${p.score}% on ${dateTimeFormat.format(p.at)}`),
       ),
     );
@@ -73,11 +74,14 @@ export function scoreChart(points: readonly ScorePoint[], width = 640): SVGSVGEl
   const first = points[0];
   const last = points.at(-1);
   if (first && last) {
+    // All on one day: "Nov 24 … Nov 24" says nothing; the times do.
+    const oneDay = shortDateFormat.format(first.at) === shortDateFormat.format(last.at);
+    const format = oneDay && points.length > 1 ? timeFormat : shortDateFormat;
     const label = (p: ScorePoint, i: number, anchor: string) =>
       svg(
         "text",
         { x: x(i), y: HEIGHT - 8, class: "axis", "text-anchor": anchor },
-        shortDateFormat.format(p.at),
+        format.format(p.at),
       );
     if (points.length === 1) chart.append(label(first, 0, "middle"));
     else chart.append(label(first, 0, "start"), label(last, points.length - 1, "end"));

@@ -29,18 +29,28 @@ export type Clients = ReturnType<typeof createClients>;
 /** An error as a sentence for the person at the page, with a hint where one helps. */
 export function describeError(err: unknown, crossOrigin: boolean): string {
   const e = ConnectError.from(err);
+  // One sentence of our own: the service's message already says "get a new token".
+  if (e.code === Code.Unauthenticated) return SIGNED_OUT;
   const hint =
-    e.code === Code.Unauthenticated
-      ? " Open the page again from the link the service printed, or get a new token."
-      : e.code === Code.NotFound
-        ? " Check the quiz id."
-        : e.code === Code.Unknown || e.code === Code.Unavailable
-          ? crossOrigin
-            ? " Is the service running, and is this page's origin in its CORS_ORIGINS?"
-            : " Is the service running?"
-          : "";
+    e.code === Code.NotFound
+      ? " Check the quiz id."
+      : e.code === Code.Unknown || e.code === Code.Unavailable
+        ? crossOrigin
+          ? " Is the service running, and is this page's origin in its CORS_ORIGINS?"
+          : " Is the service running?"
+        : "";
   const message = e.rawMessage || e.message;
   return `${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? "" : "."}${hint}`;
+}
+
+/** What the page says, once, when the service no longer accepts its token. */
+export const SIGNED_OUT =
+  "Your sign-in has expired or is not valid. Answers you gave are kept on this device and " +
+  "sent when you open the page again with a new token (from the link the service printed).";
+
+/** Whether the service refused the call for its token. */
+export function isSignedOut(err: unknown): boolean {
+  return ConnectError.from(err).code === Code.Unauthenticated;
 }
 
 /** The `sub` of a JWT, to say who is practising; "" if it cannot be read. */

@@ -57,6 +57,12 @@ export const shortDateFormat = new Intl.DateTimeFormat(undefined, {
   day: "numeric",
 });
 
+/** Times of day for the chart's axis when all its points are on one day. */
+export const timeFormat = new Intl.DateTimeFormat(undefined, {
+  hour: "numeric",
+  minute: "2-digit",
+});
+
 /** A `<time>` element for a date, machine-readable in `datetime`. */
 export function timeElement(date: Date, format: Intl.DateTimeFormat = dateTimeFormat) {
   return h("time", { dateTime: date.toISOString() }, format.format(date));

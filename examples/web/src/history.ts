@@ -3,9 +3,11 @@ import {
   type PracticeSession,
   SessionStatus,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
+import { scoreBand } from "./bands.js";
 import { type ScorePoint, scoreChart } from "./chart.js";
 import type { Clients } from "./client.js";
-import { element, h, timeElement } from "./dom.js";
+import { dateTimeFormat, element, h, timeElement } from "./dom.js";
+import type { Reporter } from "./report.js";
 
 const PAGE_SIZE = 20;
 /** The chart shows the newest completed sessions, up to ListSessions' largest page. */
@@ -26,6 +28,13 @@ export function isExpired(session: PracticeSession, now: Date = new Date()): boo
   );
 }
 
+/** What the history says when a filter has no sessions. */
+const EMPTY: Record<string, string> = {
+  all: "No sessions yet: start practice above, and your sessions appear here.",
+  completed: "No completed sessions yet.",
+  active: "No session in progress.",
+};
+
 /**
  * The history of the user's sessions on the quiz: a table, newest first, a
  * page at a time ("Load more", through `next_cursor`) with a status filter;
@@ -38,6 +47,7 @@ export class History {
     status: element<HTMLSelectElement>("status"),
     rows: element<HTMLTableSectionElement>("history"),
     message: element<HTMLParagraphElement>("history-status"),
+    error: element<HTMLParagraphElement>("history-error"),
     more: element<HTMLButtonElement>("more"),
   };
   private cursor = "";
@@ -51,7 +61,9 @@ export class History {
   constructor(
     private readonly clients: Clients,
     private readonly quizId: string,
-    private readonly onError: (err: unknown) => void,
+    private readonly report: Reporter,
+    /** Opens a completed session's review (a row's "Review" button). */
+    private readonly onReview: (sessionId: string, opener: HTMLElement) => void,
   ) {
     this.ui.status.addEventListener("change", () => void this.load(true));
     this.ui.more.addEventListener("click", () => void this.load(false));
@@ -73,7 +85,7 @@ export class History {
   /** Shows a session's new counts in its row, if the table has it (after an answer). */
   update(session: PracticeSession) {
     for (const existing of this.ui.rows.rows) {
-      if (existing.dataset.sessionId === session.id) existing.replaceWith(row(session));
+      if (existing.dataset.sessionId === session.id) existing.replaceWith(this.row(session));
     }
   }
 
@@ -88,6 +100,7 @@ export class History {
     const current = () => generation === this.generation;
     this.ui.more.disabled = true;
     this.ui.message.textContent = "Loading…";
+    this.report.clear(this.ui.error);
     try {
       const page = await this.clients.sessions.listSessions({
         quizId: this.quizId,
@@ -97,7 +110,7 @@ export class History {
       });
       // The filter changed while this page was on its way: a newer load owns the table.
       if (!current()) return;
-      const rows = page.sessions.map((s) => row(s));
+      const rows = page.sessions.map((s) => this.row(s));
       if (reset) this.ui.rows.replaceChildren(...rows);
       else this.ui.rows.append(...rows);
       this.shown += page.sessions.length;
@@ -106,7 +119,7 @@ export class History {
       this.ui.more.hidden = !page.hasMore;
       this.ui.message.textContent =
         this.shown === 0
-          ? "No sessions yet."
+          ? (EMPTY[this.ui.status.value] ?? EMPTY.all ?? "")
           : page.hasMore
             ? `Showing the newest ${this.shown} sessions.`
             : this.shown === 1
@@ -116,8 +129,8 @@ export class History {
       if (moveFocus) this.ui.message.focus();
     } catch (err) {
       if (!current()) return;
-      this.onError(err);
       this.ui.message.textContent = "Could not load the history.";
+      this.report.show(this.ui.error, err);
     } finally {
       if (current()) this.ui.more.disabled = false;
     }
@@ -158,26 +171,48 @@ export class History {
           ? "Score of your completed session."
           : `Scores of your ${points.length} completed sessions, oldest on the left.`;
     } catch (err) {
-      this.onError(err);
       this.ui.chartCaption.textContent = "Could not load the scores.";
+      this.report.show(this.ui.error, err);
     }
   }
-}
 
-function row(session: PracticeSession): HTMLTableRowElement {
-  const started = session.startedAt ? timeElement(timestampDate(session.startedAt)) : "";
-  const completed = session.completedAt !== undefined && session.scorePercentage !== undefined;
-  const expired = isExpired(session);
-  const result = completed ? `${session.scorePercentage}%` : expired ? "expired" : "in progress";
-  const resultClass = completed ? "scored" : expired ? "expired" : "in-progress";
-  const correct = completed
-    ? `${session.correctAnswers} of ${session.totalQuestions} correct`
-    : `${session.answeredQuestions} of ${session.totalQuestions} answered`;
-  return h(
-    "tr",
-    { dataset: { sessionId: session.id } },
-    h("td", {}, started),
-    h("td", { className: resultClass }, h("span", { className: "pill" }, result)),
-    h("td", {}, correct),
-  );
+  /** A session's row; a completed one has a button that opens its review. */
+  private row(session: PracticeSession): HTMLTableRowElement {
+    const startedAt = session.startedAt ? timestampDate(session.startedAt) : undefined;
+    const completed = session.completedAt !== undefined && session.scorePercentage !== undefined;
+    const expired = isExpired(session);
+    const band = completed ? scoreBand(session.scorePercentage ?? 0) : undefined;
+    const result = band
+      ? `${session.scorePercentage}% · ${band.label}`
+      : expired
+        ? "expired"
+        : "in progress";
+    const resultClass = band ? `scored band-${band.name}` : expired ? "expired" : "in-progress";
+    const correct = completed
+      ? `${session.correctAnswers} of ${session.totalQuestions} correct`
+      : `${session.answeredQuestions} of ${session.totalQuestions} answered`;
+    const action = h("td", { className: "row-action" });
+    if (completed) {
+      const review = h(
+        "button",
+        { type: "button", className: "link" },
+        "Review",
+        h(
+          "span",
+          { className: "visually-hidden" },
+          ` the session started ${startedAt ? dateTimeFormat.format(startedAt) : ""}`,
+        ),
+      );
+      review.addEventListener("click", () => this.onReview(session.id, review));
+      action.append(review);
+    }
+    return h(
+      "tr",
+      { dataset: { sessionId: session.id } },
+      h("td", {}, startedAt ? timeElement(startedAt) : ""),
+      h("td", { className: resultClass }, h("span", { className: "pill" }, result)),
+      h("td", {}, correct),
+      action,
+    );
+  }
 }

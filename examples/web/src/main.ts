@@ -1,46 +1,69 @@
-import { createClients, describeError, tokenSubject } from "./client.js";
+import { Catalog } from "./catalog.js";
+import { createClients, tokenSubject } from "./client.js";
 import { readConfig } from "./config.js";
+import { DeviceStore } from "./device-store.js";
 import { element } from "./dom.js";
 import { History } from "./history.js";
 import { Practice } from "./practice.js";
+import { Reporter } from "./report.js";
+import { Sender, type SenderListener } from "./sender.js";
 
 /**
- * The practice page: practise one quiz (questions, answers with feedback,
- * completion, score and review) and see the history of one's sessions on it
- * with a chart of the scores. Wiring only; see practice.ts and history.ts.
+ * The practice page: without a quiz, the list of quizzes to pick from; with
+ * one, practise it (questions, answers with feedback, completion, score and
+ * review) and see the history of one's sessions on it with a chart of the
+ * scores. Answers are kept on the device until the service has them
+ * (device-store.ts, sender.ts). Wiring only.
  */
 
 const config = readConfig();
 const crossOrigin =
   new URL(config.serviceUrl, window.location.href).origin !== window.location.origin;
-const clients = createClients(config);
-const errorBox = element<HTMLParagraphElement>("error");
-
-const errors = {
-  show(err: unknown) {
-    errorBox.textContent = describeError(err, crossOrigin);
-    errorBox.hidden = false;
-  },
-  clear() {
-    errorBox.hidden = true;
-    errorBox.textContent = "";
-  },
-};
-
-const history = new History(clients, config.quizId, (err) => errors.show(err));
-const practice = new Practice(clients, config.quizId, history, errors);
-
+const report = new Reporter(element("notice"), crossOrigin);
 const user = tokenSubject(config.token);
 element("who").textContent = user ? `Signed in as ${user}` : "";
 
-if (!config.token || !config.quizId) {
-  element("quiz-title").textContent = "Which quiz?";
-  errorBox.textContent =
-    "This page needs a quiz and a token: open it from the link `npm start` prints " +
-    "(…/practice/?quiz=1#token=…), or see examples/web/README.md.";
-  errorBox.hidden = false;
-  history.disable();
+if (!config.token) {
+  element("practice").hidden = false;
+  element("quiz-title").textContent = "Who is practising?";
+  report.page(
+    "This page needs a token: open it from the link `npm start` prints " +
+      "(…/practice/?quiz=1#token=…), or see examples/web/README.md.",
+  );
 } else {
-  void practice.open();
-  void history.refresh();
+  const clients = createClients(config);
+  const store = new DeviceStore(user || "anonymous");
+  store.sweep();
+  if (!config.quizId) {
+    const catalog = new Catalog(clients, report);
+    // Answers kept from earlier visits still go out from the list.
+    const quiet: SenderListener = {
+      sending() {},
+      answerSent() {},
+      answerRefused() {},
+      completed() {},
+      completeRefused() {},
+      waiting() {},
+      signedOut: () => report.signOut(),
+      idle() {},
+    };
+    new Sender(store, clients, quiet).start();
+    void catalog.open();
+  } else {
+    element("history-section").hidden = false;
+    // Back to the list: the same page without `quiz`, the token still in the fragment.
+    const list = new URL(window.location.href);
+    list.searchParams.delete("quiz");
+    element<HTMLAnchorElement>("all-quizzes").href = list.href;
+    let practice: Practice | undefined;
+    const history = new History(clients, config.quizId, report, (id, opener) => {
+      void practice?.review(id, opener);
+    });
+    practice = new Practice(clients, config.quizId, history, store, report);
+    const sender = new Sender(store, clients, practice);
+    practice.useSender(sender);
+    void history.refresh();
+    // Sending starts once the session is on the page, so that it shows each step.
+    void practice.open().then(() => sender.start());
+  }
 }

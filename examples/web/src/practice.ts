@@ -1,21 +1,26 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type Answer,
+  type GetSessionResponse,
   type PracticeSession,
   SessionStatus,
   type SnapshotQuestion,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import type { Quiz } from "../../../gen/practice/v1/quiz_service_pb.js";
 import type { Clients } from "./client.js";
+import { confirmComplete } from "./confirm-dialog.js";
+import type { DeviceStore, Pending } from "./device-store.js";
 import { dateTimeFormat, element, h, timeElement } from "./dom.js";
 import { type History, isExpired } from "./history.js";
+import type { Reporter } from "./report.js";
+import { ResultView } from "./result-view.js";
+import type { Sender, SenderListener } from "./sender.js";
 
-/** How the page reports an error it cannot handle in place (the alert at the top). */
-export interface ErrorReport {
-  show(err: unknown): void;
-  clear(): void;
-}
+/** The longest answer the service takes (code points). */
+const MAX_ANSWER_LENGTH = 1000;
+
+/** Refusals (sender.ts) after which the session takes nothing more. */
+const SESSION_OVER = /expired|was completed|no longer exists/;
 
 /** One question of the session on the page. */
 interface QuestionView {
@@ -27,53 +32,65 @@ interface QuestionView {
 
 /**
  * Practising one quiz: its title and questions, a session started or resumed
- * (StartSession), an answer per question (SubmitAnswer, with feedback), then
- * CompleteSession and a review (GetSession, which carries the correct answers
- * once the session is completed).
+ * (StartSession), an answer per question, then completion and a review
+ * (GetSession, which carries the correct answers once the session is
+ * completed). Answers and the completion go through the device store and the
+ * sender: each is kept on this device until the service has it.
  */
-export class Practice {
+export class Practice implements SenderListener {
   private readonly ui = {
+    section: element("practice"),
     title: element("quiz-title"),
     meta: element("quiz-meta"),
+    quizError: element("quiz-error"),
     intro: element("intro"),
     introText: element("intro-text"),
     start: element<HTMLButtonElement>("start"),
+    startError: element("start-error"),
     session: element("session"),
     progress: element("progress"),
     expires: element("expires"),
     meter: element("meter-fill"),
+    sync: element("sync"),
     questions: element<HTMLOListElement>("questions"),
     complete: element<HTMLButtonElement>("complete"),
     completeHint: element("complete-hint"),
-    result: element("result"),
-    score: element("score"),
-    scoreDetail: element("score-detail"),
-    review: element<HTMLTableSectionElement>("review"),
+    completeStatus: element("complete-status"),
     again: element<HTMLButtonElement>("again"),
   };
   private quiz: Quiz | undefined;
   private session: PracticeSession | undefined;
   private snapshot: SnapshotQuestion[] = [];
-  private readonly answers = new Map<string, Answer>();
+  /** The answers the service has, by question. */
+  private readonly stored = new Map<string, Answer>();
   private readonly views = new Map<string, QuestionView>();
+  private readonly result = new ResultView();
+  private sender: Sender | undefined;
 
   constructor(
     private readonly clients: Clients,
     private readonly quizId: string,
     private readonly history: History,
-    private readonly errors: ErrorReport,
+    private readonly store: DeviceStore,
+    private readonly report: Reporter,
   ) {
     this.ui.start.addEventListener("click", () => void this.start(true));
     this.ui.again.addEventListener("click", () => void this.start(true));
     this.ui.complete.addEventListener("click", () => void this.complete());
   }
 
+  /** The sender that delivers what this page queues (set once, before open). */
+  useSender(sender: Sender) {
+    this.sender = sender;
+  }
+
   /**
    * Shows the quiz, and resumes the user's session if one is in progress (a
-   * reload mid-way lands where the user was); otherwise offers to start.
-   * Opening the page alone creates nothing.
+   * reload mid-way lands where the user was), or the session this device
+   * still has answers for; otherwise offers to start. Opening creates nothing.
    */
   async open() {
+    this.ui.section.hidden = false;
     try {
       const [{ quiz }, active] = await Promise.all([
         this.clients.quizzes.getQuiz({ quizId: this.quizId }),
@@ -92,17 +109,39 @@ export class Practice {
       const current = active.sessions[0];
       if (current && !isExpired(current)) {
         await this.start(false);
-      } else {
-        this.showIntro(
-          current
-            ? "Your last session expired: unfinished sessions last 7 days. Start a new one."
-            : "Answer each question, then complete the session to see your score and a review. " +
-                "Your answers are saved as you go: you can leave and come back within 7 days.",
-        );
+        return;
       }
+      // A session this device still has answers or a completion for (its
+      // completion may have reached the service while the reply did not).
+      const kept = this.store.pendingSessions(this.quizId).find((id) => id !== current?.id);
+      if (kept && (await this.showKept(kept))) return;
+      this.showIntro(
+        current
+          ? "Your last session expired: unfinished sessions last 7 days. Start a new one."
+          : "Answer each question, then complete the session to see your score and a review. " +
+              "Your answers are kept on this device until the service has them, and the service " +
+              "keeps a session for 7 days: you can leave and come back.",
+      );
     } catch (err) {
       this.ui.title.textContent = "This quiz could not be loaded";
-      this.errors.show(err);
+      this.report.show(this.ui.quizError, err);
+    }
+  }
+
+  private async showKept(sessionId: string): Promise<boolean> {
+    try {
+      const { session, questions } = await this.clients.sessions.getSession({ sessionId });
+      if (!session) return false;
+      if (session.completedAt) {
+        this.showResult(session, questions);
+        return true;
+      }
+      if (isExpired(session)) return false;
+      this.showSession(session, questions, "Resumed your session.");
+      this.focusFirstUnanswered();
+      return true;
+    } catch {
+      return false;
     }
   }
 
@@ -112,9 +151,9 @@ export class Practice {
     this.ui.session.hidden = true;
   }
 
-  /** Starts a session or resumes the one in progress; `focus`: the user asked. */
-  private async start(focus: boolean) {
-    this.errors.clear();
+  /** Starts a session or resumes the one in progress; `asked`: the user pressed a button. */
+  private async start(asked: boolean) {
+    this.report.clear(this.ui.startError);
     this.ui.start.disabled = true;
     this.ui.again.disabled = true;
     try {
@@ -122,28 +161,43 @@ export class Practice {
         quizId: this.quizId,
       });
       if (!session) throw new Error("the service sent no session");
-      this.session = session;
-      this.snapshot = [...questions].sort((a, b) => a.position - b.position);
-      this.answers.clear();
-      for (const answer of session.answers) {
-        if (answer.questionId !== undefined) this.answers.set(answer.questionId, answer);
-      }
-      this.ui.result.hidden = true;
-      this.ui.intro.hidden = true;
-      this.ui.session.hidden = false;
-      this.ui.session.dataset.sessionId = session.id;
+      this.showSession(
+        session,
+        questions,
+        created ? "Started a new session." : "Resumed your session.",
+      );
       this.ui.session.dataset.created = String(created);
-      this.renderQuestions();
-      this.renderProgress(created ? "Started a new session." : "Resumed your session.");
-      if (focus) this.focusNext();
+      // The next step, on a new start and on resume alike: the first question left.
+      this.focusFirstUnanswered();
       if (created) await this.history.refresh();
     } catch (err) {
-      this.errors.show(err);
-      if (this.ui.session.hidden) this.showIntro("Could not start a session.");
+      // The error shows beside the start button: the intro holds it.
+      if (this.ui.session.hidden || (asked && !this.result.hidden)) {
+        this.result.hide();
+        this.showIntro("Could not start a session.");
+      }
+      this.report.show(this.ui.startError, err);
     } finally {
       this.ui.start.disabled = false;
       this.ui.again.disabled = false;
     }
+  }
+
+  private showSession(session: PracticeSession, questions: SnapshotQuestion[], prefix: string) {
+    this.session = session;
+    this.snapshot = [...questions].sort((a, b) => a.position - b.position);
+    this.stored.clear();
+    for (const answer of session.answers) {
+      if (answer.questionId !== undefined) this.stored.set(answer.questionId, answer);
+    }
+    this.result.hide();
+    this.ui.intro.hidden = true;
+    this.ui.session.hidden = false;
+    this.ui.session.dataset.sessionId = session.id;
+    this.report.clear(this.ui.completeStatus);
+    this.renderQuestions();
+    this.renderProgress(prefix);
+    this.renderCompletion();
   }
 
   private renderQuestions() {
@@ -174,7 +228,6 @@ export class Practice {
       name: "answer",
       autocomplete: "off",
       spellcheck: false,
-      maxLength: 1000,
     });
     input.setAttribute("aria-describedby", `feedback-${questionId}`);
     const button = h(
@@ -198,12 +251,22 @@ export class Practice {
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      void this.submit(questionId);
+      this.submit(questionId);
     });
     const item = h("li", { className: "question", dataset: { questionId } }, form);
+    // Every keystroke is kept on the device: a reload or a closed tab keeps the draft.
+    input.addEventListener("input", () => {
+      const session = this.session;
+      if (!session || input.readOnly) return;
+      this.store.updateQuestion(session.id, questionId, this.quizId, { draft: input.value });
+      item.dataset.state = input.value ? "draft" : "empty";
+      if (input.getAttribute("aria-invalid")) {
+        input.removeAttribute("aria-invalid");
+        feedback.textContent = "";
+      }
+    });
     this.views.set(questionId, { input, button, feedback, item });
-    const answer = this.answers.get(questionId);
-    if (answer) this.showAnswered(questionId, answer);
+    this.renderQuestion(questionId);
     return item;
   }
 
@@ -211,166 +274,294 @@ export class Practice {
     return this.snapshot.find((q) => q.questionId === questionId)?.position ?? 0;
   }
 
-  private showAnswered(questionId: string, answer: Answer) {
+  /** Shows a question as the service and this device know it. */
+  private renderQuestion(questionId: string) {
     const view = this.views.get(questionId);
-    if (!view) return;
-    view.input.value = answer.userAnswer ?? "";
-    view.input.readOnly = true;
-    view.input.removeAttribute("aria-invalid");
-    view.button.hidden = true;
-    const correct = answer.isCorrect === true;
+    const session = this.session;
+    if (!view || !session) return;
+    const stored = this.stored.get(questionId);
+    const local = this.store.question(session.id, questionId);
+    const completing = this.store.session(session.id)?.complete !== undefined;
     view.item.classList.remove("correct", "incorrect");
-    view.item.classList.add(correct ? "correct" : "incorrect");
-    view.feedback.replaceChildren(
-      h("span", { className: "mark", attrs: { "aria-hidden": "true" } }, correct ? "✓" : "✗"),
-      correct ? " Correct" : " Not correct",
-    );
+    view.input.removeAttribute("aria-invalid");
+    if (stored) {
+      setValue(view.input, stored.userAnswer ?? "");
+      view.input.readOnly = true;
+      view.button.hidden = true;
+      const correct = stored.isCorrect === true;
+      view.item.classList.add(correct ? "correct" : "incorrect");
+      view.item.dataset.state = local?.state === "refused" ? "refused" : "sent";
+      const verdict = [
+        h("span", { className: "mark", attrs: { "aria-hidden": "true" } }, correct ? "✓" : "✗"),
+        correct ? " Correct" : " Not correct",
+      ];
+      view.feedback.replaceChildren(
+        ...verdict,
+        ...(local?.state === "refused" && local.answer !== undefined
+          ? [
+              h(
+                "span",
+                { className: "refusal" },
+                ` · Your answer “${local.answer}” was not stored. ${local.reason ?? ""}`,
+              ),
+            ]
+          : []),
+      );
+      return;
+    }
+    if (local?.answer !== undefined && (local.state === "saved" || local.state === "sending")) {
+      setValue(view.input, local.answer);
+      view.input.readOnly = true;
+      view.button.hidden = true;
+      view.item.dataset.state = local.state;
+      view.feedback.textContent =
+        local.state === "sending" ? "Sending…" : "Saved on this device · not sent yet";
+      return;
+    }
+    if (local?.answer !== undefined && local.state === "refused") {
+      // Refused for a reason the learner may fix (say, too long): they can send another.
+      setValue(view.input, local.answer);
+      view.input.readOnly = completing;
+      view.button.hidden = completing;
+      view.item.dataset.state = "refused";
+      view.input.setAttribute("aria-invalid", "true");
+      view.feedback.textContent = `Not stored: ${local.reason ?? "the service refused it."}`;
+      return;
+    }
+    setValue(view.input, local?.draft ?? "");
+    view.input.readOnly = completing;
+    view.button.hidden = completing;
+    view.item.dataset.state = local?.draft ? "draft" : "empty";
+    view.feedback.textContent = "";
+  }
+
+  /** Questions answered: stored by the service, or given and waiting on this device. */
+  private counts() {
+    const session = this.session;
+    let answered = 0;
+    let waiting = 0;
+    for (const questionId of this.views.keys()) {
+      if (this.stored.has(questionId)) {
+        answered++;
+        continue;
+      }
+      const local = session ? this.store.question(session.id, questionId) : undefined;
+      if (local?.state === "saved" || local?.state === "sending") {
+        answered++;
+        waiting++;
+      }
+    }
+    const total = session?.totalQuestions ?? 0;
+    return { answered, waiting, total, left: Math.max(0, total - answered) };
   }
 
   private renderProgress(prefix = "") {
     const session = this.session;
     if (!session) return;
-    const answered = session.answeredQuestions;
-    const total = session.totalQuestions;
-    this.ui.progress.textContent = `${prefix ? `${prefix} ` : ""}${answered} of ${total} answered.`;
+    const { answered, waiting, total, left } = this.counts();
+    const kept = waiting === 0 ? "" : ` ${waiting} saved on this device, not sent yet.`;
+    this.ui.progress.textContent = `${prefix ? `${prefix} ` : ""}${answered} of ${total} answered.${kept}`;
     this.ui.meter.style.width = `${total === 0 ? 0 : (answered / total) * 100}%`;
     this.ui.expires.replaceChildren(
       ...(session.expiresAt
         ? ["Open until ", timeElement(timestampDate(session.expiresAt), dateTimeFormat)]
         : []),
     );
-    const left = total - answered;
     this.ui.completeHint.textContent =
       left === 0
         ? "All questions answered."
         : `${left} unanswered ${left === 1 ? "question counts" : "questions count"} as not correct.`;
   }
 
-  /** Focus on the first question still to answer, else on "Complete session". */
-  private focusNext() {
-    for (const view of this.views.values()) {
-      if (!view.input.readOnly) {
-        view.input.focus();
-        return;
-      }
+  /** The completion's state next to its button. */
+  private renderCompletion() {
+    const session = this.session;
+    if (!session) return;
+    const complete = this.store.session(session.id)?.complete;
+    this.ui.complete.disabled = complete !== undefined && complete.state !== "refused";
+    if (!complete) return;
+    if (complete.state === "refused") {
+      this.report.text(this.ui.completeStatus, `Not completed: ${complete.reason ?? ""}`);
+      return;
     }
-    this.ui.complete.focus();
+    const { waiting } = this.counts();
+    this.report.text(
+      this.ui.completeStatus,
+      waiting > 0
+        ? "Completion saved on this device: the session is completed as soon as your answers are sent."
+        : complete.state === "sending"
+          ? "Completing…"
+          : "Completion saved on this device: it is sent as soon as the service can be reached.",
+    );
   }
 
-  private async submit(questionId: string) {
+  /** The first question with no answer yet, in order; else "Complete session". */
+  private focusFirstUnanswered() {
+    this.focusUnansweredAfter(0);
+  }
+
+  /** The next question after `position` with no answer yet (wrapping round), else "Complete session". */
+  private focusUnansweredAfter(position: number) {
+    const open = [...this.views.entries()]
+      .filter(([, view]) => !view.input.readOnly)
+      .map(([id, view]) => ({ position: this.positionOf(id), view }));
+    const next = open.find((q) => q.position > position) ?? open[0];
+    if (next) next.view.input.focus();
+    else if (!this.ui.complete.disabled) this.ui.complete.focus();
+  }
+
+  /** Keeps the answer on the device and hands it to the sender: it goes when it can. */
+  private submit(questionId: string) {
     const view = this.views.get(questionId);
     const session = this.session;
     if (!view || !session || view.input.readOnly) return;
     const userAnswer = view.input.value;
-    if (userAnswer.trim() === "") {
+    const problem =
+      userAnswer.trim() === ""
+        ? "Type an answer first."
+        : [...userAnswer].length > MAX_ANSWER_LENGTH
+          ? `An answer can be at most ${MAX_ANSWER_LENGTH} characters long.`
+          : undefined;
+    if (problem) {
       view.input.setAttribute("aria-invalid", "true");
-      view.feedback.textContent = "Type an answer first.";
+      view.feedback.textContent = problem;
       view.input.focus();
       return;
     }
-    this.errors.clear();
-    view.button.disabled = true;
-    try {
-      const { answer, session: counts } = await this.clients.sessions.submitAnswer({
-        sessionId: session.id,
-        questionId,
-        userAnswer,
-      });
-      if (!answer || !counts) throw new Error("the service sent no answer");
-      this.answers.set(questionId, answer);
-      this.session = { ...session, ...counts, answers: session.answers };
-      this.showAnswered(questionId, answer);
-      this.renderProgress();
-      this.history.update(counts);
-      this.focusNext();
-    } catch (err) {
-      const e = ConnectError.from(err);
-      if (e.code === Code.InvalidArgument) {
-        view.input.setAttribute("aria-invalid", "true");
-        view.feedback.textContent = `${e.rawMessage}.`;
-        view.input.focus();
-      } else if (e.code === Code.AlreadyExists) {
-        // Answered meanwhile (another tab or device): show what the service has.
-        await this.start(true);
-      } else {
-        await this.sessionFailed(err);
-      }
-    } finally {
-      view.button.disabled = false;
-    }
+    this.store.updateQuestion(session.id, questionId, this.quizId, {
+      answer: userAnswer,
+      state: "saved",
+      seq: this.store.nextSeq(),
+      draft: undefined,
+      reason: undefined,
+      storedAnswer: undefined,
+    });
+    this.renderQuestion(questionId);
+    this.renderProgress();
+    this.focusUnansweredAfter(this.positionOf(questionId));
+    this.sender?.kick();
   }
 
-  /** A call on the session failed: an expired or completed session gets a new start. */
-  private async sessionFailed(err: unknown) {
-    this.errors.show(err);
-    if (ConnectError.from(err).code === Code.FailedPrecondition) {
-      this.showIntro("This session can no longer change. Start a new one to keep practising.");
-      this.ui.start.focus();
-      await this.history.refresh();
-    }
-  }
-
+  /** Queues the completion behind the answers still on this device. */
   private async complete() {
     const session = this.session;
     if (!session) return;
-    this.errors.clear();
-    this.ui.complete.disabled = true;
+    const { left } = this.counts();
+    if (left > 0 && !(await confirmComplete(left))) {
+      this.focusFirstUnanswered();
+      return;
+    }
+    this.report.clear(this.ui.completeStatus);
+    this.store.updateSession(session.id, this.quizId, {
+      complete: { seq: this.store.nextSeq(), state: "saved" },
+    });
+    for (const id of this.views.keys()) this.renderQuestion(id);
+    this.renderCompletion();
+    this.sender?.kick();
+  }
+
+  // ---- what the sender reports ----
+
+  sending(item: Pending) {
+    if (item.sessionId !== this.session?.id) return;
+    if (item.kind === "answer") this.renderQuestion(item.questionId);
+    else this.renderCompletion();
+  }
+
+  answerSent(item: Pending & { kind: "answer" }, answer: Answer, counts: PracticeSession) {
+    this.history.update(counts);
+    if (item.sessionId !== this.session?.id) return;
+    this.stored.set(item.questionId, answer);
+    this.session = { ...this.session, ...counts, answers: this.session.answers };
+    this.renderQuestion(item.questionId);
+    this.renderProgress();
+    this.renderCompletion();
+  }
+
+  answerRefused(item: Pending & { kind: "answer" }, reason: string, stored?: Answer) {
+    if (item.sessionId !== this.session?.id) return;
+    if (stored) this.stored.set(item.questionId, stored);
+    this.renderQuestion(item.questionId);
+    this.renderProgress();
+    this.renderCompletion();
+    if (SESSION_OVER.test(reason)) this.sessionOver(reason);
+  }
+
+  /** The session can take nothing more (expired, completed elsewhere, gone): offer a new one. */
+  private sessionOver(reason: string) {
+    this.showIntro("Start a new session to keep practising.");
+    this.report.text(this.ui.startError, reason);
+    this.ui.start.focus();
+    void this.history.refresh();
+  }
+
+  completed(item: Pending & { kind: "complete" }, review: GetSessionResponse) {
+    if (item.quizId === this.quizId) void this.history.refresh();
+    const shown = this.session?.id === item.sessionId || this.ui.session.hidden;
+    if (shown && review.session) this.showResult(review.session, review.questions);
+  }
+
+  completeRefused(item: Pending & { kind: "complete" }, reason: string) {
+    // Refused for good: the button works again for a new try, the reason stays beside it.
+    this.store.updateSession(item.sessionId, item.quizId, { complete: undefined });
+    if (item.sessionId !== this.session?.id) return;
+    for (const id of this.views.keys()) this.renderQuestion(id);
+    this.ui.complete.disabled = false;
+    this.report.text(this.ui.completeStatus, `Not completed: ${reason}`);
+    if (SESSION_OVER.test(reason)) this.sessionOver(reason);
+  }
+
+  waiting(delayMs: number) {
+    const { waiting } = this.counts();
+    const completing =
+      this.session !== undefined && this.store.session(this.session.id)?.complete !== undefined;
+    if (waiting === 0 && !completing) return;
+    const seconds = Math.max(1, Math.round(delayMs / 1000));
+    this.ui.sync.textContent =
+      `The service cannot be reached right now. What you gave is kept on this device and ` +
+      `sent when it can be (next try in ${seconds} s).`;
+    for (const id of this.views.keys()) this.renderQuestion(id);
+    this.renderCompletion();
+  }
+
+  signedOut() {
+    this.report.signOut();
+    for (const id of this.views.keys()) this.renderQuestion(id);
+    this.renderCompletion();
+  }
+
+  idle() {
+    this.ui.sync.textContent = "";
+  }
+
+  // ---- results and reviews ----
+
+  /** A past session's review, from the history. */
+  async review(sessionId: string, opener: HTMLElement) {
     try {
-      await this.clients.sessions.completeSession({ sessionId: session.id });
-      // GetSession carries the correct answers once the session is completed.
-      const review = await this.clients.sessions.getSession({ sessionId: session.id });
-      if (!review.session) throw new Error("the service sent no session");
-      this.showResult(review.session, review.questions);
-      await this.history.refresh();
+      const { session, questions } = await this.clients.sessions.getSession({ sessionId });
+      if (!session) throw new Error("the service sent no session");
+      this.result.show(session, questions, this.prompts(), opener);
     } catch (err) {
-      await this.sessionFailed(err);
-    } finally {
-      this.ui.complete.disabled = false;
+      this.report.show(element("history-error"), err);
     }
   }
 
+  /** The session just completed: the store forgets it, the page shows its score and review. */
   private showResult(session: PracticeSession, questions: SnapshotQuestion[]) {
+    this.store.forgetSession(session.id);
     this.session = undefined;
     this.ui.session.hidden = true;
     this.ui.intro.hidden = true;
-    this.ui.result.hidden = false;
-    this.ui.result.dataset.sessionId = session.id;
-    this.ui.score.textContent = `${session.scorePercentage ?? 0}%`;
-    this.ui.scoreDetail.textContent =
-      `${session.correctAnswers} of ${session.totalQuestions} correct` +
-      (session.completedAt
-        ? ` · completed ${dateTimeFormat.format(timestampDate(session.completedAt))}`
-        : "");
-
-    const prompts = new Map(this.quiz?.questions.map((q) => [q.id, q.prompt]));
-    const answers = new Map(
-      session.answers.flatMap((a) => (a.questionId === undefined ? [] : [[a.questionId, a]])),
-    );
-    this.ui.review.replaceChildren(
-      ...[...questions]
-        .sort((a, b) => a.position - b.position)
-        .map((question) => {
-          const id = question.questionId;
-          const answer = id === undefined ? undefined : answers.get(id);
-          const prompt =
-            id === undefined
-              ? "A question since deleted"
-              : (prompts.get(id) ?? "A question since removed from the quiz");
-          const verdict = !answer
-            ? { text: "Not answered", className: "unanswered" }
-            : answer.isCorrect
-              ? { text: "Correct", className: "correct" }
-              : { text: "Not correct", className: "incorrect" };
-          return h(
-            "tr",
-            { className: verdict.className },
-            h("th", { scope: "row" }, prompt),
-            h("td", {}, answer?.userAnswer ?? "—"),
-            h("td", {}, h("span", { className: "pill" }, verdict.text)),
-            h("td", {}, question.correctAnswer ?? "—"),
-          );
-        }),
-    );
-    this.ui.result.focus();
+    this.result.show(session, questions, this.prompts());
   }
+
+  private prompts(): Map<string, string> {
+    return new Map(this.quiz?.questions.map((q) => [q.id, q.prompt]));
+  }
+}
+
+/** Sets a field's text only if it changes: assigning moves the caret of the one being typed in. */
+function setValue(input: HTMLInputElement, value: string) {
+  if (input.value !== value) input.value = value;
 }

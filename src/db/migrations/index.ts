@@ -10,10 +10,8 @@ import * as sqliteAnsweredQuestions from "./sqlite/0003-answered-questions.js";
 import * as sqliteOutbox from "./sqlite/0004-outbox.js";
 
 /**
- * Migrations per store, imported statically: Kysely's FileMigrationProvider
- * imports by path at run time, which fails under vitest on Node 20 and in
- * bundles. Keys sort in the order the migrations apply; both stores keep
- * the same names, so a migration is one step whatever the store.
+ * Migrations per store, imported statically (FileMigrationProvider's dynamic
+ * imports fail under vitest and in bundles). Both stores share the names.
  */
 const migrations: Record<Store, Record<string, Migration>> = {
   mysql: {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Admission } from "../../../src/ops/admission.js";
-import { insertQuestion, insertQuiz } from "../fixtures.js";
+import { countRows, insertQuestion, insertQuiz } from "../fixtures.js";
 import {
   auditOf,
   expectOneWinner,
@@ -10,6 +10,8 @@ import {
   staleSessionFixture,
 } from "../races.js";
 import {
+  answerVia,
+  completeVia,
   integrityViolations,
   NO_VIOLATIONS,
   type Outcome,
@@ -187,6 +189,57 @@ export function racesSuite(scale: RaceScale) {
       expect(outcomes.filter((o) => o.code !== "ok")).toEqual([]);
       // total_questions == snapshot rows, positions 1..n, for every session.
       expect(await integrityViolations(svc.db)).toEqual(NO_VIOLATIONS);
+    });
+  });
+  describe("racing retries", () => {
+    const eventsOf = async (sessionId: string) =>
+      (
+        await svc.db
+          .selectFrom("practice_outbox")
+          .select("type")
+          .where("session_id", "=", sessionId)
+          .execute()
+      ).map((e) => e.type);
+
+    it(`${scale.racers} identical answers to one question over REST, Connect, gRPC-Web and gRPC: all succeed, one row, one event`, async () => {
+      const user = "retry-answers";
+      const quiz = await insertQuiz(svc.db, { questions: 3 });
+      const started = await startVia(svc, "rest", user, quiz.quizId);
+      const sessionId = started.id ?? "";
+      const answer = { sessionId, questionId: quiz.questionIds[0] ?? "", userAnswer: "A1" };
+      const answersBefore = await countRows(svc.db, "practice_session_answers");
+      const outcomes = await Promise.all(
+        Array.from({ length: scale.racers }, (_, i) =>
+          answerVia(svc, TRANSPORTS[i % TRANSPORTS.length] ?? "rest", user, answer),
+        ),
+      );
+      expect(outcomes.filter((o) => o.code !== "ok")).toEqual([]);
+      expect(outcomes.filter((o) => o.created).length).toBeLessThanOrEqual(1);
+      expect(await countRows(svc.db, "practice_session_answers")).toBe(answersBefore + 1);
+      expect(await eventsOf(sessionId)).toEqual([
+        "practice.session.started",
+        "practice.answer.submitted",
+      ]);
+      reportFigures(`${scale.racers} racing identical answers`, raceFigures(outcomes, 0));
+    });
+
+    it(`${scale.racers} completions of one session over REST, Connect, gRPC-Web and gRPC: all get the same completed_at, one event`, async () => {
+      const user = "retry-completions";
+      const quiz = await insertQuiz(svc.db, { questions: 3 });
+      const started = await startVia(svc, "rest", user, quiz.quizId);
+      const sessionId = started.id ?? "";
+      const outcomes = await Promise.all(
+        Array.from({ length: scale.racers }, (_, i) =>
+          completeVia(svc, TRANSPORTS[i % TRANSPORTS.length] ?? "rest", user, sessionId),
+        ),
+      );
+      expect(outcomes.filter((o) => o.code !== "ok")).toEqual([]);
+      expect(new Set(outcomes.map((o) => o.id)).size).toBe(1);
+      expect(await eventsOf(sessionId)).toEqual([
+        "practice.session.started",
+        "practice.session.completed",
+      ]);
+      reportFigures(`${scale.racers} racing completions`, raceFigures(outcomes, 0));
     });
   });
 }

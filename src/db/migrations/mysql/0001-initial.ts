@@ -33,9 +33,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       CONSTRAINT questions_quiz_fk FOREIGN KEY (quiz_id) REFERENCES quizzes (id) ON DELETE CASCADE
     )`,
     // user_id is compared byte for byte (utf8mb4_bin): "alice" and "Alice" are two users.
-    // sessions_by_start covers every column a list page reads: without them MariaDB
-    // prefers a ref scan on (user_id, quiz_id) over the keyset range and reads the
-    // history down to the cursor (50,000 rows for a page deep in 100,000).
+    // sessions_by_start covers every column a list page reads, or MariaDB prefers a
+    // ref scan on (user_id, quiz_id) and reads the history down to the cursor.
     // active is 1 while completed_at is NULL, else NULL; NULLs never collide in a
     // UNIQUE key, so one_active_session allows one in-progress session per user and quiz.
     `CREATE TABLE IF NOT EXISTS practice_sessions (

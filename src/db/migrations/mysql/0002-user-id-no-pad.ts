@@ -1,13 +1,9 @@
 import { type Kysely, sql } from "kysely";
 
 /**
- * practice_sessions.user_id compared byte for byte, trailing spaces included.
- *
- * utf8mb4_bin is a PAD SPACE collation on MariaDB and MySQL: 'alice' = 'alice '
- * there, so a token whose sub was "alice " listed and resumed alice's sessions,
- * and the one_active_session key counted them as one user. The NO PAD binary
- * collations compare every byte: utf8mb4_nopad_bin on MariaDB,
- * utf8mb4_0900_bin on MySQL 8.
+ * practice_sessions.user_id compared byte for byte, trailing spaces included:
+ * utf8mb4_bin pads, so "alice " would be alice. NO PAD binary collations:
+ * utf8mb4_nopad_bin on MariaDB, utf8mb4_0900_bin on MySQL 8.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const collation = await noPadBinaryCollation(db);

@@ -1,13 +1,9 @@
 import { type Kysely, sql } from "kysely";
 
 /**
- * practice_sessions.answered_questions: how many answers a session holds,
- * moved in the same transaction as each answer (so every answer writes its
- * session row). sessions_by_start is rebuilt with it: a list page reads it,
- * and the index must cover every column a page reads (see 0001).
- *
- * One ALTER statement is atomic; MySQL DDL is not transactional, so the
- * column is only added if missing, and the backfill can run again.
+ * practice_sessions.answered_questions, moved with each answer, and
+ * sessions_by_start rebuilt to cover it. DDL is not transactional: the column
+ * is added only if missing and the backfill can run again.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const { rows } = await sql<{ n: number }>`

@@ -1,13 +1,10 @@
 import { type Kysely, sql } from "kysely";
 
 /**
- * The transactional outbox: one row per event, written in the transaction of
- * the change it describes, deleted once published (src/events/relay.ts).
- *
- * `seq` orders a session's events as they committed: the writes of one
- * session run one after the other under its row lock. `lease_until` (epoch
- * ms; 0 = free) is a relay's claim on a row. No foreign key to the session:
- * an expired session's event outlives the row it describes.
+ * The transactional outbox: one row per event, written with its change,
+ * deleted once published. `seq` orders a session's events as they committed;
+ * `lease_until` (epoch ms, 0 = free) is a relay's claim. No foreign key: an
+ * expired session's event outlives its row.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql

@@ -1,0 +1,193 @@
+/**
+ * `npm run bench`: ListSessions (first page of 20, of a user's 1,000
+ * sessions) over each transport, next to a hand-written server doing the
+ * same on the same data:
+ *   REST          vs bare Fastify + mysql2 (bench/servers/bare-fastify.ts)
+ *   gRPC          vs @grpc/grpc-js          (bench/servers/grpc-js.ts)
+ *   Connect JSON  vs REST
+ * Closed loops at 1, 16 and 64 callers; calls a second, p50/p99 and the
+ * server's CPU per call (from /proc/PID/stat). Targets take turns within
+ * each round; the report gives the median of the rounds.
+ *
+ * BENCH_QUICK=1: one round of 1 s at 16 callers (checks it runs end to end).
+ * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
+ * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
+ */
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { ListSessionsRequestSchema } from "../gen/practice/v1/practice_session_service_pb.js";
+import { signToken } from "../src/auth/tokens.js";
+import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
+import { generate, MAIN_USER } from "./lib/data.js";
+import { closedLoop, grpcRequest, H2Client, httpLoad } from "./lib/load.js";
+import { busyCore, cpuMs } from "./lib/proc.js";
+import { writeReport } from "./lib/report.js";
+import { type LoadResult, median } from "./lib/stats.js";
+
+const env = process.env;
+const QUICK = env.BENCH_QUICK === "1";
+const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
+const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 5000));
+const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK ? "16" : "1,16,64"))
+  .split(",")
+  .map(Number);
+const HISTORY = 1000;
+const LIST = "/practice.v1.PracticeSessionService/ListSessions";
+
+interface Target {
+  name: string;
+  /** The process charged with the CPU. */
+  server: () => Child;
+  run(concurrency: number): Promise<LoadResult>;
+}
+
+interface HttpTarget {
+  method: "GET" | "POST";
+  path: string;
+  expect: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+interface Row {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUsPerCall: number;
+  errors: number;
+}
+
+async function main(): Promise<void> {
+  const stopBusy = busyCore();
+  const data = await generate(SERVER_URL, [HISTORY]);
+  const quizId = data.levelQuiz.get(HISTORY) ?? "";
+  const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
+  const children: Child[] = [];
+  try {
+    const svc = await startService(data.url);
+    children.push(svc);
+    const bare = await startBaseline("bare-fastify", data.url);
+    children.push(bare);
+    const grpcJs = await startBaseline("grpc-js", data.url);
+    children.push(grpcJs);
+    const message = create(ListSessionsRequestSchema, { quizId });
+    const rest: HttpTarget = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
+    const auth = { authorization: `Bearer ${token}` };
+    const http = (name: string, server: Child, req: HttpTarget): Target => ({
+      name,
+      server: () => server,
+      run: (c) =>
+        httpLoad({
+          ...req,
+          port: server.port,
+          headers: { ...auth, ...req.headers },
+          connections: c,
+          durationMs: DURATION_MS,
+        }),
+    });
+    const grpc = (name: string, server: Child): Target => {
+      const request = grpcRequest(LIST, toBinary(ListSessionsRequestSchema, message), token);
+      return {
+        name,
+        server: () => server,
+        run: async (c) => {
+          // One connection, as a gRPC client keeps; its streams carry the callers.
+          const client = new H2Client(server.port);
+          try {
+            return await closedLoop(() => client.call(request), c, DURATION_MS, "OK");
+          } finally {
+            client.close();
+          }
+        },
+      };
+    };
+    const targets: Target[] = [
+      http("REST (service)", svc, rest),
+      http("bare Fastify + mysql2", bare, rest),
+      http("Connect JSON (service)", svc, {
+        method: "POST",
+        path: LIST,
+        expect: 200,
+        headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+        body: toJsonString(ListSessionsRequestSchema, message),
+      }),
+      grpc("gRPC (service)", svc),
+      grpc("@grpc/grpc-js server", grpcJs),
+    ];
+    log("sanity: one short run of each target");
+    for (const t of targets) {
+      const r = await t.run(1);
+      if (r.errors > 0)
+        throw new Error(`${t.name}: unexpected answers ${JSON.stringify(r.statuses)}`);
+    }
+    const results = new Map<string, Row[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const c of CONCURRENCIES) {
+        for (const t of targets) {
+          const pid = t.server().pid;
+          const cpu0 = cpuMs(pid);
+          const r = await t.run(c);
+          const cpu = cpuMs(pid) - cpu0;
+          const key = `${t.name}|${c}`;
+          const row = {
+            rps: r.rps,
+            p50: r.p50,
+            p99: r.p99,
+            cpuUsPerCall: (cpu * 1000) / Math.max(1, r.requests),
+            errors: r.errors,
+          };
+          results.set(key, [...(results.get(key) ?? []), row]);
+          log(
+            `round ${round + 1} c=${c} ${t.name}: ${Math.round(r.rps)}/s p99 ${r.p99.toFixed(1)} ms`,
+          );
+        }
+      }
+    }
+    const lines = [
+      `# Throughput: ListSessions, first page of 20 of ${HISTORY} sessions`,
+      "",
+      `${DURATION_MS} ms per run, median of ${ROUNDS} round(s); CPU is the server process's, per call.`,
+      env.BENCH_BUSY_CORE === "1" ? "Another process kept one core busy throughout." : "",
+      "",
+      "| callers | target | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |",
+      "|---:|---|---:|---:|---:|---:|---:|",
+    ];
+    const med = (rows: Row[], k: keyof Row) => median(rows.map((r) => r[k]));
+    for (const c of CONCURRENCIES) {
+      for (const t of targets) {
+        const rows = results.get(`${t.name}|${c}`) ?? [];
+        lines.push(
+          `| ${c} | ${t.name} | ${Math.round(med(rows, "rps"))} | ${med(rows, "p50").toFixed(2)} | ${med(rows, "p99").toFixed(2)} | ${Math.round(med(rows, "cpuUsPerCall"))} | ${rows.reduce((n, r) => n + r.errors, 0)} |`,
+        );
+      }
+    }
+    lines.push("", ratios(results, CONCURRENCIES));
+    writeReport("throughput", lines.join("\n"), Object.fromEntries(results));
+  } finally {
+    for (const child of children) await child.stop();
+    await data.drop();
+    stopBusy();
+  }
+}
+
+/** The ratios the baselines are for, at each concurrency. */
+function ratios(results: Map<string, Row[]>, concurrencies: number[]): string {
+  const rps = (name: string, c: number) =>
+    median((results.get(`${name}|${c}`) ?? []).map((r) => r.rps));
+  const pairs: [string, string][] = [
+    ["REST (service)", "bare Fastify + mysql2"],
+    ["gRPC (service)", "@grpc/grpc-js server"],
+    ["Connect JSON (service)", "REST (service)"],
+  ];
+  return pairs
+    .map(
+      ([a, b]) =>
+        `- ${a} ÷ ${b}, calls/s: ${concurrencies.map((c) => `${(rps(a, c) / rps(b, c)).toFixed(2)} at ${c}`).join(", ")}`,
+    )
+    .join("\n");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

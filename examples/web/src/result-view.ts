@@ -1,0 +1,105 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type {
+  PracticeSession,
+  SnapshotQuestion,
+} from "../../../gen/practice/v1/practice_session_service_pb.js";
+import { scoreBand } from "./bands.js";
+import { dateTimeFormat, element, h } from "./dom.js";
+
+/**
+ * A completed session's score and review: each question, the user's answer,
+ * right or not, and the correct answer (GetSession carries them once the
+ * session is completed). Just completed, it offers "Practise again"; a past
+ * session opened from the history offers to close the review instead.
+ */
+export class ResultView {
+  private readonly ui = {
+    result: element("result"),
+    heading: element("result-heading"),
+    score: element("score"),
+    band: element("score-band"),
+    detail: element("score-detail"),
+    review: element<HTMLTableSectionElement>("review"),
+    again: element<HTMLButtonElement>("again"),
+    close: element<HTMLButtonElement>("close-review"),
+  };
+  /** Where the focus goes back to when a past session's review closes. */
+  private opener: HTMLElement | undefined;
+
+  constructor() {
+    this.ui.close.addEventListener("click", () => this.close());
+  }
+
+  get hidden(): boolean {
+    return this.ui.result.hidden === true;
+  }
+
+  hide() {
+    this.ui.result.hidden = true;
+  }
+
+  /** Shows `session`; `opener`: a past session's, opened from that element. */
+  show(
+    session: PracticeSession,
+    questions: SnapshotQuestion[],
+    prompts: Map<string, string>,
+    opener?: HTMLElement,
+  ) {
+    const past = opener !== undefined;
+    this.opener = opener;
+    this.ui.result.hidden = false;
+    this.ui.result.dataset.sessionId = session.id;
+    this.ui.again.hidden = past;
+    this.ui.close.hidden = !past;
+    this.ui.heading.textContent = past
+      ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
+      : "Session complete";
+    const score = session.scorePercentage ?? 0;
+    const band = scoreBand(score);
+    this.ui.score.textContent = `${score}%`;
+    this.ui.score.className = `band-${band.name}`;
+    this.ui.band.textContent = band.label;
+    this.ui.band.className = `band-text band-${band.name}`;
+    this.ui.detail.textContent =
+      `${session.correctAnswers} of ${session.totalQuestions} correct` +
+      (session.completedAt
+        ? ` · completed ${dateTimeFormat.format(timestampDate(session.completedAt))}`
+        : "");
+
+    const answers = new Map(
+      session.answers.flatMap((a) => (a.questionId === undefined ? [] : [[a.questionId, a]])),
+    );
+    this.ui.review.replaceChildren(
+      ...[...questions]
+        .sort((a, b) => a.position - b.position)
+        .map((question) => {
+          const id = question.questionId;
+          const answer = id === undefined ? undefined : answers.get(id);
+          const prompt =
+            id === undefined
+              ? "A question since deleted"
+              : (prompts.get(id) ?? "A question since removed from the quiz");
+          const verdict = !answer
+            ? { text: "Not answered", className: "unanswered" }
+            : answer.isCorrect
+              ? { text: "Correct", className: "correct" }
+              : { text: "Not correct", className: "incorrect" };
+          return h(
+            "tr",
+            { className: verdict.className },
+            h("th", { scope: "row" }, prompt),
+            h("td", {}, answer?.userAnswer ?? "—"),
+            h("td", {}, h("span", { className: "pill" }, verdict.text)),
+            h("td", {}, question.correctAnswer ?? "—"),
+          );
+        }),
+    );
+    this.ui.result.focus();
+  }
+
+  private close() {
+    this.ui.result.hidden = true;
+    this.opener?.focus();
+    this.opener = undefined;
+  }
+}

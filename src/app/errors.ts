@@ -1,0 +1,69 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Answer } from "../domain/session.js";
+
+/**
+ * The errors the service gives its callers, one constructor each, as
+ * `ConnectError`s: every transport speaks Connect's codes (REST maps them to
+ * HTTP). Messages are fixed strings that never echo input, so nothing leaks.
+ */
+/** RFC 6750's challenge for an expired access token. */
+export const TOKEN_EXPIRED_CHALLENGE =
+  'Bearer error="invalid_token", error_description="The access token expired"';
+
+export const errors = {
+  /** Quiz missing, soft-deleted, under a soft-deleted study guide, or not a quiz id. */
+  quizNotFound: () => new ConnectError("quiz not found", Code.NotFound),
+  /** Another user's session, or an id that names none: one body for both. */
+  sessionNotFound: () => new ConnectError("session not found", Code.NotFound),
+  sessionCompleted: () => new ConnectError("session is already completed", Code.FailedPrecondition),
+  /** An in-progress session started over 7 days ago (domain/session.ts isStale). */
+  sessionExpired: () =>
+    new ConnectError(
+      "session expired: it was started more than 7 days ago; start the quiz again for a new session",
+      Code.FailedPrecondition,
+    ),
+  questionNotInSession: () =>
+    new ConnectError("question_id is not a question of this session", Code.InvalidArgument),
+  /** A different answer to a question the session has answered already. */
+  answerConflict: (stored: Answer) => new AnswerConflict(stored),
+  routeNotFound: () => new ConnectError("no such route", Code.NotFound),
+  quizHasNoQuestions: () =>
+    new ConnectError("quiz has no questions to practise", Code.FailedPrecondition),
+  invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
+  unauthenticated: (message = "missing or invalid bearer token") =>
+    new ConnectError(message, Code.Unauthenticated),
+  /** An authentic token past its `exp`, with RFC 6750's challenge for WWW-Authenticate. */
+  tokenExpired: () =>
+    new ConnectError(
+      "bearer token expired: get a new token",
+      Code.Unauthenticated,
+      new Headers({ "www-authenticate": TOKEN_EXPIRED_CHALLENGE }),
+    ),
+  unavailable: (cause?: unknown) =>
+    new ConnectError(
+      "service temporarily unavailable, try again",
+      Code.Unavailable,
+      undefined,
+      undefined,
+      cause,
+    ),
+  canceled: () => new ConnectError("the client cancelled the call", Code.Canceled),
+  internal: (cause?: unknown) =>
+    new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
+} as const;
+
+/**
+ * `already_exists` for a different answer to an answered question, carrying the
+ * stored answer so a client can tell the learner what counts.
+ */
+export class AnswerConflict extends ConnectError {
+  constructor(readonly storedAnswer: Answer) {
+    super("question already answered in this session", Code.AlreadyExists);
+  }
+
+  // ConnectError's own check matches any ConnectError-shaped value, which
+  // subclasses inherit: this one matches only its own instances.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(AnswerConflict, value);
+  }
+}

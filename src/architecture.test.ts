@@ -1,0 +1,106 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = import.meta.dirname;
+
+/** Every .ts file under `dir` but tests. */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith(".ts") && !e.name.endsWith(".test.ts"))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** The specifiers a file imports or re-exports, type-only ones included. */
+function specifiers(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const found = [
+    ...text.matchAll(/^\s*(?:import|export)\b[^;]*?\sfrom\s+"([^"]+)"/gms),
+    ...text.matchAll(/^\s*import\s+"([^"]+)"/gm),
+    ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
+  ];
+  return found.map((m) => m[1] ?? "");
+}
+
+/** Relative imports as repository paths of .ts files. */
+function localImports(file: string): string[] {
+  return specifiers(file)
+    .filter((s) => s.startsWith("."))
+    .map((s) => resolve(dirname(file), s.replace(/\.js$/, ".ts")));
+}
+
+/** The cycles of a directed graph: strongly connected components of two or more, or a self-loop. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let next = 0;
+  const visit = (v: string) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v) ?? 0, index.get(w) ?? 0));
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string | undefined;
+      do {
+        w = stack.pop();
+        if (w !== undefined) {
+          onStack.delete(w);
+          component.push(w);
+        }
+      } while (w !== undefined && w !== v);
+      if (component.length > 1 || graph.get(v)?.includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** A file's layer: its folder under src (app, db, rest...), or the file itself at the top. */
+function layerOf(file: string): string {
+  const path = relative(SRC, file);
+  return path.includes("/") ? (path.split("/")[0] ?? path) : path;
+}
+
+const files = sources(SRC);
+const fileGraph = new Map(
+  files.map((f) => [relative(SRC, f), localImports(f).map((t) => relative(SRC, t))]),
+);
+const layerGraph = new Map<string, string[]>();
+for (const f of files) {
+  const targets = localImports(f)
+    .map(layerOf)
+    .filter((l) => l !== layerOf(f));
+  layerGraph.set(layerOf(f), [...(layerGraph.get(layerOf(f)) ?? []), ...targets]);
+}
+
+describe("the source's shape", () => {
+  it("src/domain imports only its own files and Node's (pure rules, no transport or edge)", () => {
+    const outside = sources(join(SRC, "domain")).flatMap((file) =>
+      specifiers(file)
+        .filter((s) => !(s.startsWith("./") || s.startsWith("node:")))
+        .map((s) => `${relative(SRC, file)}: ${s}`),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it("src has no import cycles between files", () => {
+    expect(cycles(fileGraph)).toEqual([]);
+  });
+
+  it("nor between layers (src/ops never imports src/rest while src/rest imports src/ops)", () => {
+    expect(cycles(layerGraph)).toEqual([]);
+  });
+});

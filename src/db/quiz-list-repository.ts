@@ -1,0 +1,55 @@
+import { sql } from "kysely";
+import type { Db } from "./database.js";
+
+/** A live quiz as a list shows it, with the caller's counts. */
+export interface QuizListRow {
+  id: string;
+  studyGuideId: string;
+  title: string;
+  questionCount: number;
+  inProgressSessions: number;
+}
+
+/**
+ * Up to `limit` live quizzes on live study guides with ids above `after`
+ * (none: from the first), by id; each with its question count and `userId`'s
+ * sessions in progress that started after `staleCutoff` (older ones are
+ * expired). Correlated counts: each reads one index range.
+ */
+export async function listLiveQuizzes(
+  db: Db,
+  query: { userId: string; staleCutoff: Date; after: string | undefined; limit: number },
+): Promise<QuizListRow[]> {
+  let select = db
+    .selectFrom("quizzes as z")
+    .innerJoin("study_guides as g", "g.id", "z.study_guide_id")
+    .select((eb) => [
+      "z.id",
+      "z.study_guide_id",
+      "z.title",
+      eb
+        .selectFrom("questions as q")
+        .select(sql<number>`count(*)`.as("n"))
+        .whereRef("q.quiz_id", "=", "z.id")
+        .as("question_count"),
+      eb
+        .selectFrom("practice_sessions as s")
+        .select(sql<number>`count(*)`.as("n"))
+        .whereRef("s.quiz_id", "=", "z.id")
+        .where("s.user_id", "=", query.userId)
+        .where("s.completed_at", "is", null)
+        .where("s.started_at", ">=", query.staleCutoff)
+        .as("in_progress"),
+    ])
+    .where("z.deleted_at", "is", null)
+    .where("g.deleted_at", "is", null);
+  if (query.after !== undefined) select = select.where("z.id", ">", query.after);
+  const rows = await select.orderBy("z.id").limit(query.limit).execute();
+  return rows.map((r) => ({
+    id: String(r.id),
+    studyGuideId: String(r.study_guide_id),
+    title: r.title,
+    questionCount: Number(r.question_count ?? 0),
+    inProgressSessions: Number(r.in_progress ?? 0),
+  }));
+}

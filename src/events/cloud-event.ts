@@ -1,0 +1,54 @@
+import { create, type DescMessage, toJson } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { CloudEvent } from "cloudevents";
+import { v7 as uuidv7 } from "uuid";
+import {
+  AnswerSubmittedSchema,
+  SessionCompletedSchema,
+  SessionExpiredSchema,
+  SessionStartedSchema,
+} from "../../gen/practice/v1/events_pb.js";
+import type { OutboxEvent } from "../db/outbox-repository.js";
+import type { EventType, SessionEvent } from "../domain/events.js";
+
+/** The CloudEvents `source` of every event. */
+export const EVENT_SOURCE = "/practice-sessions";
+
+const SCHEMAS: Record<EventType, DescMessage> = {
+  "practice.session.started": SessionStartedSchema,
+  "practice.answer.submitted": AnswerSubmittedSchema,
+  "practice.session.completed": SessionCompletedSchema,
+  "practice.session.expired": SessionExpiredSchema,
+};
+
+/** Encodes `event` as a CloudEvents 1.0 JSON document with its protobuf payload as `data`. */
+export function outboxEvent(event: SessionEvent, newId: () => string = uuidv7): OutboxEvent {
+  const id = newId();
+  const schema = SCHEMAS[event.type];
+  const init = Object.fromEntries(
+    Object.entries(event.data).map(([k, v]) => [k, v instanceof Date ? timestampFromDate(v) : v]),
+  );
+  // snake_case names and every field, false and 0 included: consumers read
+  // `is_correct: false`, not a missing key.
+  const data = toJson(schema, create(schema, init), {
+    useProtoFieldName: true,
+    alwaysEmitImplicit: true,
+  });
+  const cloudEvent = new CloudEvent({
+    specversion: "1.0",
+    id,
+    source: EVENT_SOURCE,
+    type: event.type,
+    subject: event.data.sessionId,
+    time: event.time.toISOString(),
+    datacontenttype: "application/json",
+    data,
+  });
+  return {
+    id,
+    type: event.type,
+    sessionId: event.data.sessionId,
+    time: event.time,
+    json: JSON.stringify(cloudEvent),
+  };
+}

@@ -1,0 +1,80 @@
+import type { Duplex } from "node:stream";
+import { Code } from "@connectrpc/connect";
+import type { AppReply, AppRequest } from "../app-server.js";
+import { MAX_HEADER_BYTES } from "../limits.js";
+import { recordOutcome } from "../ops/outcome.js";
+import { codeName } from "../rpc/connect-code.js";
+import { type Problem, titleOf } from "./problem.js";
+
+/**
+ * Refusals of a request head, before any route: problem+json like every
+ * other refusal of the gateway, not Node's bare status lines.
+ */
+
+const TOO_LARGE = `the request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB`;
+
+/** What Node's HTTP/1.1 parser refused, as the problem to answer (its own default statuses). */
+function refusalOf(code: string | undefined): Problem {
+  switch (code) {
+    case "HPE_HEADER_OVERFLOW":
+      return problem(431, Code.ResourceExhausted, TOO_LARGE);
+    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
+      return problem(413, Code.ResourceExhausted, "the chunk extensions are too large");
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return problem(408, Code.DeadlineExceeded, "the request did not arrive in time");
+    default:
+      return problem(400, Code.InvalidArgument, "the request is not valid HTTP/1.1");
+  }
+}
+
+function problem(status: number, code: Code, detail: string): Problem {
+  return { type: "about:blank", title: titleOf(status), status, detail, code: codeName(code) };
+}
+
+/**
+ * The HTTP/1.1 server's `clientError` listener: Node's parser refused the
+ * request (a head over the size limit: 431; bytes that are not HTTP: 400),
+ * so there is no request object and the answer is written to the socket,
+ * which is then closed, as Node's default listener does.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // A socket the client reset, or one in the middle of a response, gets no second answer.
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } | null })
+    ._httpMessage;
+  if (err.code === "ECONNRESET" || !socket.writable || answering?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  const refusal = refusalOf(err.code);
+  const body = JSON.stringify(refusal);
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${refusal.title}\r\n` +
+      "content-type: application/problem+json\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
+      "connection: close\r\n\r\n" +
+      body,
+  );
+  socket.once("finish", () => socket.destroy());
+}
+
+/**
+ * An `onRequest` hook for HTTP/2: the service advertises
+ * SETTINGS_MAX_HEADER_LIST_SIZE, which Node does not enforce, so a larger
+ * header list gets the same 431 as HTTP/1.1 (RFC 9113 §6.5.2 allows it).
+ * Sizes count as that setting does: name, value and 32 per field.
+ */
+export async function refuseLargeHttp2Head(
+  request: AppRequest,
+  reply: AppReply,
+): Promise<AppReply | undefined> {
+  if (request.raw.httpVersionMajor !== 2) return undefined;
+  const raw = request.raw.rawHeaders;
+  let size = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    size += (raw[i]?.length ?? 0) + (raw[i + 1]?.length ?? 0) + 32;
+  }
+  if (size <= MAX_HEADER_BYTES) return undefined;
+  const refusal = refusalOf("HPE_HEADER_OVERFLOW");
+  recordOutcome(request, { code: refusal.code });
+  return reply.code(refusal.status).type("application/problem+json").send(refusal);
+}

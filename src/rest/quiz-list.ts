@@ -1,0 +1,83 @@
+import { type Static, Type } from "@fastify/type-provider-typebox";
+import type { QuizPage } from "../app/list-quizzes.js";
+import { MAX_PAGE_SIZE } from "../domain/session.js";
+import { json, problems, unauthorized, unavailable } from "./operations.js";
+
+/** GET /quizzes: the schemas of the quiz list, its operation, and its JSON. */
+
+const Id = (description: string) => Type.String({ pattern: "^[1-9][0-9]*$", description });
+
+export const QuizSummary = Type.Object(
+  {
+    id: Id("The quiz's id: a decimal string."),
+    study_guide_id: Id("Its study guide's id."),
+    title: Type.String(),
+    question_count: Type.Integer({
+      minimum: 0,
+      description: "Questions the quiz has now: a session started now freezes them.",
+    }),
+    in_progress_sessions: Type.Integer({
+      minimum: 0,
+      description:
+        "The caller's sessions on the quiz in progress and not expired (at most one: a start resumes it).",
+    }),
+  },
+  { description: "A live quiz as a list shows it." },
+);
+
+export const QuizList = Type.Object({
+  quizzes: Type.Array(QuizSummary, { description: "By id." }),
+  next_cursor: Type.Union([Type.String({ pattern: "^[1-9][0-9]*$" }), Type.Null()], {
+    description: "Pass it as `cursor` for the next page. null on the last page.",
+  }),
+  has_more: Type.Boolean({ description: "false on the last page." }),
+});
+
+export const QuizListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.String({
+      pattern: "^[0-9]+$",
+      description: `Page size: decimal digits, 1 to ${MAX_PAGE_SIZE}; 50 if absent.`,
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      description: "`next_cursor` of the previous page; absent or empty for the first page.",
+    }),
+  ),
+});
+
+export type QuizListJson = Static<typeof QuizList>;
+
+export const listQuizzes = {
+  operationId: "listQuizzes",
+  tags: ["quizzes"],
+  summary: "List the live quizzes, with the caller's sessions in progress on each",
+  description:
+    "Live quizzes on live study guides, by id, in keyset pages; deleted ones are left out. " +
+    "Each query parameter may be given at most once.",
+  querystring: QuizListQuery,
+  response: {
+    200: json("A page of quizzes.", QuizList),
+    400: problems(400, "A query parameter is not valid.", {
+      limit: ["invalid_argument", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`],
+      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+    }),
+    401: unauthorized,
+    503: unavailable,
+  },
+};
+
+export function quizPageToJson(page: QuizPage): QuizListJson {
+  return {
+    quizzes: page.quizzes.map((q) => ({
+      id: q.id,
+      study_guide_id: q.studyGuideId,
+      title: q.title,
+      question_count: q.questionCount,
+      in_progress_sessions: q.inProgressSessions,
+    })),
+    next_cursor: page.nextCursor,
+    has_more: page.hasMore,
+  };
+}

@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { testStore } from "../support/database.js";
+import { TEST_SECRET } from "../support/service.js";
+
+const run = promisify(execFile);
+const repo = process.cwd();
+
+/**
+ * What `npm start` and the image run: the compiled JavaScript in dist/, on
+ * the Node that npm scripts get (the `node` devDependency, Node 24).
+ */
+describe.skipIf(testStore() === "mysql")("the build", () => {
+  it("the tests run on Node 22 or later (npm scripts put node_modules/.bin first)", () => {
+    expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22);
+  });
+
+  it("tsc emits dist/ with source maps; the scripts run from it and stack traces name .ts lines", async () => {
+    // An out-of-the-way build: dist/ may be in use by a running `npm start`.
+    const out = join(repo, "dist-test-build");
+    await rm(out, { recursive: true, force: true });
+    try {
+      await run(
+        process.execPath,
+        [
+          join(repo, "node_modules/typescript/bin/tsc"),
+          "-p",
+          "tsconfig.build.json",
+          "--outDir",
+          out,
+          "--tsBuildInfoFile",
+          join(out, ".tsbuildinfo"),
+        ],
+        { cwd: repo },
+      );
+      const token = await run(
+        process.execPath,
+        ["--enable-source-maps", join(out, "scripts/token.js"), "alice"],
+        { env: { ...process.env, JWT_SECRET: TEST_SECRET }, cwd: repo },
+      );
+      expect(token.stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+
+      const config = join(out, "src/config.js");
+      const trace = await run(
+        process.execPath,
+        [
+          "--enable-source-maps",
+          "--input-type=module",
+          "-e",
+          `const { loadConfig } = await import(${JSON.stringify(config)});
+           try { loadConfig({ DATABASE_URL: "nonsense" }); } catch (err) { console.log(err.stack); }`,
+        ],
+        { cwd: repo },
+      );
+      expect(trace.stdout).toMatch(/src\/config\.ts:\d+:\d+/);
+      expect(trace.stdout).not.toContain("config.js");
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+});
