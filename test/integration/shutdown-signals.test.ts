@@ -99,10 +99,15 @@ describe.skipIf(testStore() === "sqlite")("one stop whatever the signal", () => 
       const { child, port, exit } = await startService();
       const clients = keepAliveClients(port);
       await new Promise((r) => setTimeout(r, 500));
+      // A repeat comes right after the first, as npm's forwarding does.
       for (let i = 0; i < times; i++) {
-        if (target === "group") process.kill(-(child.pid as number), signal);
-        else child.kill(signal);
-        if (i + 1 < times) await new Promise((r) => setTimeout(r, 100));
+        try {
+          if (target === "group") process.kill(-(child.pid as number), signal);
+          else child.kill(signal);
+        } catch (err) {
+          // Already gone: it stopped before the repeat arrived.
+          if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
+        }
       }
       const code = await exit;
       await clients.stop();
