@@ -63,6 +63,7 @@ import {
 } from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
+import { refuseAtDoor } from "./rpc/refuse-at-door.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -198,15 +199,16 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
+  const practice = practiceRpc({
+    sessions,
+    quizzes,
+    authenticator: deps.authenticator,
+    requestTimeoutMs,
+    admission,
+    onFailure,
+  });
   const rpcGroups: RpcRoutes[] = [
-    practiceRpc({
-      sessions,
-      quizzes,
-      authenticator: deps.authenticator,
-      requestTimeoutMs,
-      admission,
-      onFailure,
-    }),
+    practice,
     // Health and reflection: for probes and tools, which carry no token; and
     // no server deadline, since Watch and reflection streams last on purpose.
     {
@@ -229,6 +231,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // The Connect plugin replaces every content-type parser of its scope:
     // each group in a scope of its own, never wrapped in fastify-plugin.
     await app.register(async (scope) => {
+      // With every slot busy and the queue full, a call is refused before
+      // its request is read (rpc/refuse-at-door.ts).
+      if (group === practice) scope.addHook("onRequest", refuseAtDoor(admission));
       scope.addHook("preHandler", checkMessage);
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,

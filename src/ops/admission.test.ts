@@ -192,6 +192,21 @@ describe("Admission", () => {
     expect([fresh.is, second.is, admission.standing()]).toEqual(["admitted", "waiting", false]);
   });
 
+  it("refuses at the door only when every slot is busy and the queue full, counting it as shed", async () => {
+    const { admission } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 1,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    expect(admission.refuseIfFull()).toBe(false);
+    track(admission.acquire());
+    expect(admission.refuseIfFull()).toBe(false);
+    track(admission.acquire());
+    await settle();
+    expect([admission.refuseIfFull(), admission.shed, admission.queued]).toEqual([true, 1, 1]);
+  });
+
   it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
     expect(admissionLimits(10)).toEqual({
       maxInFlight: 10,

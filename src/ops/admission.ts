@@ -135,6 +135,18 @@ export class Admission {
     return this.#shed;
   }
 
+  /**
+   * Refuses a request at once, counting it as shed, if every slot is busy
+   * and the queue full: a transport can then answer before reading the
+   * request, which under sustained overload is most of what a refusal would
+   * cost. False: read the request and call `acquire` as usual.
+   */
+  refuseIfFull(): boolean {
+    if (this.#running < this.limit || this.#queued < this.limits.maxQueued) return false;
+    this.#shed++;
+    return true;
+  }
+
   /** Whether the queue stands (see the class): served newest first. */
   standing(now = this.now()): boolean {
     return this.#aboveSince !== undefined && now - this.#aboveSince >= this.limits.intervalMs;
