@@ -85,10 +85,7 @@ export interface ServerDeps {
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
-  /**
-   * The /metrics registry's owner, shared with the outbox relay and served on
-   * its own listener (ops/metrics-server.ts). Default: a new one on `pool`.
-   */
+  /** The /metrics registry, shared with the outbox relay. Default: a new one on `pool`. */
   metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
@@ -124,9 +121,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
-    // A URL Fastify cannot decode, or a path segment over maxParamLength, is
-    // answered before routing; without this Fastify sends its own JSON body
-    // (not problem+json) that echoes the path.
+    // Otherwise Fastify answers a bad URL with its own JSON that echoes the path.
     frameworkErrors: (err, request, reply) => {
       if (err.code !== "FST_ERR_MAX_PARAM_LENGTH") {
         sendProblem(reply, errors.invalidArgument("the request URL is not valid"));
@@ -180,12 +175,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
-  // Every RPC, whatever its protocol and HTTP version, comes through
-  // connect-fastify: the hooks above (request id, log line, metrics, CORS)
-  // and these options (body cap, compression) are its one way in.
   const rpcOptions = {
-    // connect-fastify types its requests as those of Fastify's default
-    // (HTTP/1.1) server, whatever the server: hence FastifyRequest, not AppRequest.
+    // connect-fastify types requests as Fastify's default server's: FastifyRequest.
     contextValues: (req: FastifyRequest) =>
       createContextValues()
         .set(callOutcomeKey, {
@@ -268,9 +259,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
 }
 
 /**
- * One HTTP/2 session, or one HTTP/1.1 socket, is one connection. `raw` is
- * typed as the HTTP/2 request `App` names, but the HTTP/1.1 requests
- * one-port.ts routes in are `IncomingMessage`s: hence the wider parameter.
+ * One HTTP/2 session, or one HTTP/1.1 socket, is one connection; HTTP/1.1
+ * requests arrive as `IncomingMessage`s whatever `App` says.
  */
 function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
   return "stream" in raw ? (raw.stream.session ?? raw.stream) : raw.socket;

@@ -22,9 +22,8 @@ export interface Child {
 }
 
 /**
- * Runs a TypeScript entry point in its own Node process (`node --import tsx`,
- * so the pid is the server's own: its CPU and RSS are read from /proc), and
- * waits until it accepts TCP connections on `port`.
+ * Runs a TypeScript entry point in a Node process of its own (so /proc has its
+ * CPU and RSS) and waits until it accepts connections on `port`.
  */
 export async function startChild(
   name: string,

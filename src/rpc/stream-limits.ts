@@ -20,10 +20,8 @@ export interface StreamLimits {
 }
 
 /**
- * Each Watch stream holds about 36 KiB: 1,000 are about 36 MiB, well inside
- * the manifest's memory limit. A tool or a load balancer needs a handful per
- * connection. Ten minutes of life, then the client re-opens: a stream
- * cannot pin a draining replica's memory for ever either.
+ * A tool or load balancer needs a handful of streams per connection; the total
+ * fits the manifest's memory limit, and a finite life keeps a draining replica free.
  */
 export const STREAM_LIMITS: StreamLimits = {
   perConnection: 16,
@@ -32,11 +30,8 @@ export const STREAM_LIMITS: StreamLimits = {
 };
 
 /**
- * Caps streaming calls of the services it is given to: at most
- * `perConnection` open on one connection and `total` in the process (more
- * are refused with `resource_exhausted` before the handler starts), each
- * ended after `lifetimeMs`. A slot is freed when the stream ends or its
- * client goes, whichever comes first. Unary calls pass through.
+ * Caps streaming calls per connection and per process (more get
+ * `resource_exhausted`) and ends each after `lifetimeMs`. Unary calls pass through.
  */
 export function streamLimitsInterceptor(
   limits: StreamLimits = STREAM_LIMITS,
