@@ -6,8 +6,8 @@ import type { Db } from "./database.js";
  * `query` (one statement, its rows back). `SELECT 1` is not enough: a Galera
  * node cut off from the primary component answers it, yet refuses every
  * real statement (errno 1047). So:
- * - a real table is read (a table that does not exist yet is the
- *   migration check's business, not a fault of the node);
+ * - a real table is read: one dropped or renamed under a running service
+ *   fails it too (before migrations the node is not ready anyway);
  * - where wsrep is on (a Galera node), `wsrep_ready` must be ON
  *   and `wsrep_local_state_comment` Synced.
  * Rejects when the node cannot serve.
@@ -16,11 +16,7 @@ export async function checkServing(
   query: (statement: string) => Promise<Record<string, unknown>[]>,
   dialect: "mysql" | "sqlite",
 ): Promise<void> {
-  try {
-    await query("SELECT 1 FROM practice_sessions LIMIT 1");
-  } catch (err) {
-    if (!isMissingTable(err)) throw err;
-  }
+  await query("SELECT 1 FROM practice_sessions LIMIT 1");
   if (dialect !== "mysql") return;
   // MariaDB has the wsrep variables even when not in a cluster (wsrep_on OFF).
   const on = await query("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'");
@@ -34,12 +30,6 @@ export async function checkServing(
   if (ready !== "ON" || state !== "Synced") {
     throw new Error(`galera node not serving: wsrep_ready=${ready}, state=${state}`);
   }
-}
-
-/** MySQL errno 1146 (ER_NO_SUCH_TABLE), or SQLite's "no such table". */
-function isMissingTable(err: unknown): boolean {
-  const e = err as { errno?: unknown; message?: unknown };
-  return e.errno === 1146 || (typeof e.message === "string" && e.message.includes("no such table"));
 }
 
 /** `checkServing` through `db` itself (its pool: tests, tools). */

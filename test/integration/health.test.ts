@@ -137,6 +137,25 @@ describe("health", () => {
     },
   );
 
+  it("is not ready while the sessions table is gone (renamed away under the running service), ready again once it is back", async () => {
+    expect(await eventually(readyz, 200)).toBe(200);
+    const rename = (from: string, to: string) =>
+      testStore() === "mysql"
+        ? sql`RENAME TABLE ${sql.table(from)} TO ${sql.table(to)}`.execute(svc.db)
+        : sql`ALTER TABLE ${sql.table(from)} RENAME TO ${sql.table(to)}`.execute(svc.db);
+    await rename("practice_sessions", "practice_sessions_away");
+    try {
+      expect(await eventually(readyz, 503)).toBe(503);
+      expect(await eventually(check, ServingStatus.NOT_SERVING)).toBe(ServingStatus.NOT_SERVING);
+      // The process is up: liveness says so.
+      expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await rename("practice_sessions_away", "practice_sessions");
+    }
+    expect(await eventually(readyz, 200)).toBe(200);
+    expect(await eventually(check, ServingStatus.SERVING)).toBe(ServingStatus.SERVING);
+  });
+
   it("is not ready when it starts with a migration not applied (checked once, at start-up)", async () => {
     const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(svc.db);
     const name = rows[0]?.name ?? "";
