@@ -217,11 +217,20 @@ async function main() {
       scrape.closeAllConnections();
       // The relay stops while requests finish: what they write waits in the outbox.
       const relayStopped = relay?.stop();
-      await port.close(config.shutdownTimeoutMs);
+      const cut = await port.close(config.shutdownTimeoutMs);
       await relayStopped;
       await database.close();
       await readDatabase?.close();
+      if (cut > 0) {
+        // Calls were cut short: not a clean stop, whatever the signal.
+        logger.error(
+          { cut, shutdownTimeoutMs: config.shutdownTimeoutMs },
+          "stopped: connections cut at SHUTDOWN_TIMEOUT_MS",
+        );
+        return false;
+      }
       logger.info("stopped");
+      return true;
     },
   });
 }

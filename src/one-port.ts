@@ -34,9 +34,10 @@ export interface OnePortServer {
   /**
    * Stops accepting, lets in-flight requests finish for up to `timeoutMs`
    * (GOAWAY to HTTP/2 sessions, idle HTTP/1.1 keep-alives closed), then
-   * destroys what is left and closes the app.
+   * destroys what is left and closes the app. Resolves with how many
+   * connections were still open at `timeoutMs` and so were cut.
    */
-  close(timeoutMs: number): Promise<void>;
+  close(timeoutMs: number): Promise<number>;
 }
 
 /**
@@ -135,11 +136,13 @@ export function servePort(app: App, tls: boolean): OnePortServer {
       }, 100);
       await waitUntil(() => sockets.size === 0, timeoutMs);
       clearInterval(idleSweep);
+      const cut = sockets.size;
       for (const socket of sockets) socket.destroy();
       await closed;
       // Stops the connection-tracking timer; it never listened, so no error matters.
       h1.close(() => {});
       await app.close();
+      return cut;
     },
   };
 }

@@ -5,15 +5,18 @@ export const REPEAT_WINDOW_MS = 1000;
 
 export interface StopOptions {
   logger: Logger;
-  /** The drain: resolves once everything is closed. */
-  drain: () => Promise<void>;
+  /**
+   * The drain: resolves once everything is closed, with false if it had to
+   * cut what did not finish in time (the exit is then 1).
+   */
+  drain: () => Promise<boolean>;
   /** Past this, the process exits with 1 whatever the drain is doing. */
   forceAfterMs: number;
 }
 
 /**
  * One stop, whatever the signal: the first SIGTERM or SIGINT starts the
- * drain, then the process exits 0. A signal within REPEAT_WINDOW_MS of the
+ * drain, then the process exits 0 (1 if the drain had to cut calls short). A signal within REPEAT_WINDOW_MS of the
  * previous one is the same stop: a terminal's Ctrl-C, systemd and `docker
  * stop` signal the whole process group, and npm forwards the signal to node,
  * which then gets it twice. A third distinct signal, or a drain that passes
@@ -34,7 +37,7 @@ export function stopOnSignals({ logger, drain, forceAfterMs }: StopOptions): voi
     }, forceAfterMs);
     force.unref();
     drain().then(
-      () => process.exit(code),
+      (finished) => process.exit(finished ? code : 1),
       (err: unknown) => {
         logger.error({ err }, "shutdown failed");
         process.exit(1);

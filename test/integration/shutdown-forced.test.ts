@@ -1,0 +1,162 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { connect as netConnect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { signToken } from "../../src/auth/tokens.js";
+import { testStore } from "../support/database.js";
+import { reportFigures } from "../support/reliability.js";
+import { TEST_SECRET } from "../support/service.js";
+
+/** Another process's hold on the SQLite file. */
+type Raw = { exec(sql: string): void; close(): void };
+const BetterSqlite3 = createRequire(import.meta.url)("better-sqlite3") as new (file: string) => Raw;
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface Service {
+  child: ChildProcess;
+  port: number;
+  file: string;
+  quizId: string;
+  /** Everything it wrote to stdout so far. */
+  out: () => string;
+  exit: Promise<number | null>;
+}
+
+/** The real service (src/main.ts) on a SQLite file of its own; resolves once it listens. */
+async function startService(env: Record<string, string>): Promise<Service> {
+  const dir = mkdtempSync(join(tmpdir(), "practice-forced-"));
+  dirs.push(dir);
+  const file = join(dir, "db.sqlite");
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: {
+      ...process.env,
+      DATABASE_URL: `sqlite:${file}`,
+      JWT_SECRET: TEST_SECRET,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      METRICS_PORT: "0",
+      LOG_LEVEL: "info",
+      NODE_ENV: "production",
+      PRACTICE_PAGE: "off",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout?.on("data", (chunk) => {
+    out += chunk;
+  });
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const onData = () => {
+      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
+      if (match) {
+        child.stdout?.off("data", onData);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
+  });
+  // The demo content's first quiz (loaded on an empty SQLite store).
+  const quizId = /"quizIds":\["?(\d+)/.exec(out)?.[1] ?? "1";
+  return { child, port, file, quizId, out: () => out, exit };
+}
+
+/** A Connect POST over HTTP/1.1 that declares a body and never sends it: a request the drain waits for. */
+function heldOpen(port: number): Socket {
+  const socket = netConnect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  socket.write(
+    "POST /practice.v1.PracticeSessionService/ListSessions HTTP/1.1\r\nhost: x\r\n" +
+      "content-type: application/json\r\ncontent-length: 100\r\n\r\n",
+  );
+  return socket;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once `read()` matches `pattern`, polling. */
+async function seen(read: () => string, pattern: RegExp, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!pattern.test(read())) {
+    if (Date.now() > deadline) throw new Error(`never saw ${pattern}:\n${read()}`);
+    await sleep(20);
+  }
+}
+
+// The service's own process on SQLite: one run is enough (not per store).
+describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
+  it("a third signal during a drain forces the exit, non-zero", async () => {
+    const svc = await startService({});
+    const socket = heldOpen(svc.port);
+    try {
+      await sleep(300);
+      svc.child.kill("SIGTERM");
+      await seen(svc.out, /"msg":"shutting down"/);
+      // Distinct signals: each more than the repeat window (1 s) after the last.
+      await sleep(1200);
+      svc.child.kill("SIGINT");
+      await seen(svc.out, /"msg":"already shutting down/);
+      await sleep(1200);
+      const t0 = performance.now();
+      svc.child.kill("SIGTERM");
+      const code = await svc.exit;
+      // Bounded, not a speed target: without the forced exit the drain waits out the request.
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(code).not.toBe(0);
+      expect(svc.out()).toMatch(/"msg":"forced exit"/);
+      expect(svc.out()).not.toMatch(/"msg":"stopped"/);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
+
+  it("a drain past SHUTDOWN_TIMEOUT_MS cuts what is left and exits non-zero", async () => {
+    const svc = await startService({ SHUTDOWN_TIMEOUT_MS: "300", REQUEST_TIMEOUT_MS: "60000" });
+    // A write in flight that cannot finish: another process holds the file.
+    const other = new BetterSqlite3(svc.file);
+    other.exec("BEGIN EXCLUSIVE");
+    const socket = heldOpen(svc.port);
+    try {
+      const token = await signToken(TEST_SECRET, "stuck");
+      const start = fetch(`http://127.0.0.1:${svc.port}/quizzes/${svc.quizId}/sessions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      }).then(
+        (res) => res.status,
+        () => "reset",
+      );
+      await sleep(500);
+      const t0 = performance.now();
+      svc.child.kill("SIGTERM");
+      const code = await svc.exit;
+      const ms = performance.now() - t0;
+      reportFigures("a drain past SHUTDOWN_TIMEOUT_MS (300 ms)", {
+        code,
+        ms: Math.round(ms),
+        start: await start,
+      });
+      expect(code).not.toBe(0);
+      expect(svc.out()).toMatch(
+        /"cut":2,.*"msg":"stopped: connections cut at SHUTDOWN_TIMEOUT_MS"/,
+      );
+      // Bounded, not a speed target: the drain gives up at its limit, not at the call's deadline.
+      expect(ms).toBeLessThan(5000);
+    } finally {
+      socket.destroy();
+      other.exec("ROLLBACK");
+      other.close();
+    }
+  }, 30_000);
+});
