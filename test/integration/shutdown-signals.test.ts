@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { Agent, request as http1Request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
+import { keepAliveClients } from "../support/keep-alive-clients.js";
 import { TEST_SECRET } from "../support/service.js";
 
 let database: TestDatabase;
@@ -44,45 +44,6 @@ async function startService(): Promise<{
     child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
   });
   return { child, port, exit };
-}
-
-/**
- * 8 HTTP/1.1 keep-alive clients, each looping GET /healthz on its own
- * connection until `stop()`: how many answers, and how many resets.
- */
-function keepAliveClients(port: number) {
-  const tally = { answers: 0, resets: 0, refused: 0, other: 0 };
-  let running = true;
-  const loops = Array.from({ length: 8 }, async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    while (running) {
-      await new Promise<void>((resolve) => {
-        const req = http1Request({ host: "127.0.0.1", port, path: "/healthz", agent }, (res) => {
-          res.resume().on("end", () => {
-            tally.answers++;
-            resolve();
-          });
-        });
-        req.on("error", (err: NodeJS.ErrnoException) => {
-          if (err.code === "ECONNRESET") tally.resets++;
-          else if (err.code === "ECONNREFUSED") tally.refused++;
-          else tally.other++;
-          // Refused: the port is closed, the stop is under way; stop looping.
-          if (err.code === "ECONNREFUSED") running = false;
-          resolve();
-        });
-        req.end();
-      });
-    }
-    agent.destroy();
-  });
-  return {
-    tally,
-    stop: async () => {
-      running = false;
-      await Promise.all(loops);
-    },
-  };
 }
 
 const cases: [string, NodeJS.Signals, number, "node" | "group"][] = [
