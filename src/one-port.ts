@@ -40,6 +40,11 @@ export interface OnePortServer {
   close(timeoutMs: number): Promise<number>;
 }
 
+export interface OnePortOptions {
+  /** Connections held at once; beyond, a new one is closed as it comes. Default MAX_CONNECTIONS. */
+  maxConnections?: number;
+}
+
 /**
  * Serves `app` on one TCP port. With TLS, ALPN picks h2 or http/1.1 in the
  * app's own secure server. In cleartext, a front `net.Server` peeks at each
@@ -50,7 +55,7 @@ export interface OnePortServer {
  * The peek uses `once("readable")` + `read()` + `unshift()`: attaching a
  * 'data' listener would switch the socket to flowing mode and break HTTP/2.
  */
-export function servePort(app: App, tls: boolean): OnePortServer {
+export function servePort(app: App, tls: boolean, options: OnePortOptions = {}): OnePortServer {
   const h2 = app.server;
   // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones (over
   // TLS, the secure server's allowHTTP1 hands it both); its types know only
@@ -104,7 +109,7 @@ export function servePort(app: App, tls: boolean): OnePortServer {
   });
 
   // A flood of connections is refused at once, before descriptors run out.
-  server.maxConnections = MAX_CONNECTIONS;
+  server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
 
   return {
     server,

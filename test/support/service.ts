@@ -77,6 +77,8 @@ export interface TestServiceOptions {
   streamLimits?: StreamLimits;
   /** Admission control (default: the service's, for a pool of 10). */
   admission?: Admission;
+  /** Connections the port holds at once (one-port.ts); default the service's. */
+  maxConnections?: number;
   /** Statement time limit of the proxied pool (default: the service's). */
   queryTimeoutMs?: number;
   /** A built practice page to serve at `/practice/`. */
@@ -125,7 +127,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     admission: options.admission,
     practicePage: options.practicePage,
   });
-  const port = servePort(app, false);
+  const port = servePort(app, false, { maxConnections: options.maxConnections });
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;
