@@ -187,9 +187,13 @@ describe("twice the saturating load", () => {
       message,
     };
     // The saturated rate: 40 callers in a closed loop for 3 s, from a process of their own.
-    const { served } = (await loadProcess({ ...common, mode: "saturate", seconds: 3 })) as {
-      served: number;
-    };
+    const saturateCpu = process.cpuUsage();
+    const { served, cpuMs: saturateLoadCpuMs } = (await loadProcess({
+      ...common,
+      mode: "saturate",
+      seconds: 3,
+    })) as { served: number; cpuMs: number };
+    const saturateServiceCpuMs = cpuMsSince(saturateCpu);
     const rate = served / 3;
     const healthz: number[] = [];
     let loading = true;
@@ -202,12 +206,14 @@ describe("twice the saturating load", () => {
       }
     })();
     // Open loop at twice that rate for 5 s.
-    const outcomes = (await loadProcess({
+    const openCpu = process.cpuUsage();
+    const { tally: outcomes, cpuMs: openLoadCpuMs } = (await loadProcess({
       ...common,
       mode: "open",
       rate: 2 * rate,
       seconds: 5,
-    })) as Record<string, number>;
+    })) as { tally: Record<string, number>; cpuMs: number };
+    const openServiceCpuMs = cpuMsSince(openCpu);
     loading = false;
     await probe;
     const ok = (outcomes["grpc 0"] ?? 0) + (outcomes["rest 200 -"] ?? 0);
@@ -215,6 +221,11 @@ describe("twice the saturating load", () => {
       saturatedPerSecond: Math.round(rate),
       outcomes,
       goodputOfSaturated: Number((ok / 5 / rate).toFixed(2)),
+      // CPU time of the service (this process) and of the load process, per phase.
+      cpuMs: {
+        saturate: { service: saturateServiceCpuMs, load: saturateLoadCpuMs },
+        twice: { service: openServiceCpuMs, load: openLoadCpuMs },
+      },
       healthzAnswered: healthz.length,
       healthzMaxMs: Math.round(Math.max(...healthz)),
     });
@@ -234,6 +245,11 @@ describe("twice the saturating load", () => {
     expect(Math.max(...healthz)).toBeLessThan(5000);
   });
 });
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return Math.round((user + system) / 1000);
+}
 
 /** Runs test/support/open-loop.ts with `args` in a child process; resolves with what it printed. */
 function loadProcess(args: Record<string, unknown>): Promise<unknown> {

@@ -2,9 +2,9 @@
  * A load generator in a process of its own (so that its CPU is not the
  * service's event loop): `node --import tsx test/support/open-loop.ts` with
  * a JSON argument. "saturate": `workers` callers in a closed loop for
- * `seconds` after a second of warm-up; prints `{ served }`. "open": `rate` calls a second for
+ * `seconds` after a second of warm-up; prints `{ served, cpuMs }`. "open": `rate` calls a second for
  * `seconds`, every tenth a REST list, the rest gRPC lists, none waited for
- * before the next; prints the tally of outcomes.
+ * before the next; prints `{ tally, cpuMs }` (the tally of outcomes, its own CPU time).
  */
 import { connect } from "node:http2";
 
@@ -24,6 +24,10 @@ const args = JSON.parse(process.argv[2] ?? "{}") as Args;
 const message = Buffer.from(args.message, "base64");
 const sessions = Array.from({ length: 20 }, () => connect(args.baseUrl));
 for (const s of sessions) s.on("error", () => {});
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return Math.round((user + system) / 1000);
+};
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function grpcList(i: number): Promise<string> {
@@ -79,7 +83,7 @@ if (args.mode === "saturate") {
       }
     }),
   );
-  console.log(JSON.stringify({ served }));
+  console.log(JSON.stringify({ served, cpuMs: cpuMs() }));
 } else {
   const pending: Promise<string>[] = [];
   const start = performance.now();
@@ -95,6 +99,7 @@ if (args.mode === "saturate") {
   }
   const tally: Record<string, number> = {};
   for (const outcome of await Promise.all(pending)) tally[outcome] = (tally[outcome] ?? 0) + 1;
-  console.log(JSON.stringify(tally));
+  // Its own CPU: on a small box the load generator competes with the service.
+  console.log(JSON.stringify({ tally, cpuMs: cpuMs() }));
 }
 for (const s of sessions) s.close();
