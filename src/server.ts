@@ -145,6 +145,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const admission = deps.admission ?? new Admission(admissionLimits(10));
+  metrics.watchAdmission(admission);
   const logFailure = failureLog();
   const requestLog = new RequestLog(deps.logger, metrics);
   const services: DescService[] = [
