@@ -5,7 +5,7 @@
  * tokens too), checks the quiz is live in its own query, and answers the
  * same JSON. Only the happy path, as a benchmark needs.
  *
- *   PORT=8090 DATABASE_URL=mysql://root@127.0.0.1:3306/db JWT_SECRET=... tsx bench/servers/bare-fastify.ts
+ *   PORT=8090 DATABASE_URL=mysql://root@127.0.0.1:3306/db JWT_SECRET=... node dist/bench/servers/bare-fastify.js (after npm run bench:build)
  */
 import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import { jwtVerify } from "jose";

@@ -7,7 +7,7 @@
  * node_modules, one version). What differs is only the transport: grpc-js
  * instead of Connect on Node's HTTP/2.
  *
- *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... tsx bench/servers/grpc-js.ts
+ *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... node dist/bench/servers/grpc-js.js (after npm run bench:build)
  */
 import {
   create,
