@@ -1,8 +1,7 @@
 /**
  * The baseline the gRPC transport is held to: a hand-written @grpc/grpc-js
- * Server doing the same use cases as the service (ListSessions and
- * StartSession) on the same database, with the service's own application
- * layer and service implementation (`practiceSessionService`), authenticator
+ * Server doing ListSessions on the same database, with the service's own
+ * application layer and service implementation (`practiceSessionService`), authenticator
  * (with its token cache) and the same @bufbuild/protobuf `toBinary` (one
  * node_modules, one version). What differs is only the transport: grpc-js
  * instead of Connect on Node's HTTP/2.
@@ -24,10 +23,6 @@ import {
   ListSessionsRequestSchema,
   type ListSessionsResponse,
   ListSessionsResponseSchema,
-  type StartSessionRequest,
-  StartSessionRequestSchema,
-  type StartSessionResponse,
-  StartSessionResponseSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
@@ -80,16 +75,11 @@ const definition = {
     (b) => fromBinary(ListSessionsRequestSchema, b),
     (m) => Buffer.from(toBinary(ListSessionsResponseSchema, m)),
   ),
-  startSession: method<StartSessionRequest, StartSessionResponse>(
-    "/practice.v1.PracticeSessionService/StartSession",
-    (b) => fromBinary(StartSessionRequestSchema, b),
-    (m) => Buffer.from(toBinary(StartSessionResponseSchema, m)),
-  ),
 };
 
 /**
  * The service's own ServiceImpl, called with the one thing it reads from its
- * context: the authenticated user. So list and start map rows to messages
+ * context: the authenticated user. So the list maps rows to messages
  * exactly as over Connect, whatever the API grows.
  */
 const impl = practiceSessionService(sessions);
@@ -116,10 +106,6 @@ server.addService(definition, {
   listSessions: unary<ListSessionsRequest, ListSessionsResponse>(
     ListSessionsResponseSchema,
     (req, ctx) => impl.listSessions(req, ctx),
-  ),
-  startSession: unary<StartSessionRequest, StartSessionResponse>(
-    StartSessionResponseSchema,
-    (req, ctx) => impl.startSession(req, ctx),
   ),
 });
 
