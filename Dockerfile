@@ -5,11 +5,8 @@
 #   docker run --rm -p 8080:8080 -e DATABASE_URL=mysql://user:pass@db:3306/practice \
 #     -e JWT_SECRET=... practice-sessions
 #
-# Three stages: the build compiles the TypeScript (tsc, a devDependency) to
-# dist/; the runtime holds that JavaScript and the production dependencies
-# only. Not built on the machines this repository is developed on (no Docker
-# engine there); its steps were run by hand in a copy of the repository (see
-# README, "Deploy").
+# Three stages: the build compiles the TypeScript to dist/; the runtime holds
+# that JavaScript and the production dependencies only.
 
 ARG NODE_IMAGE=node:24-slim
 
@@ -17,9 +14,8 @@ ARG NODE_IMAGE=node:24-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# --ignore-scripts: the image already is Node 24, so the `node` devDependency
-# (Node for machines whose system Node is older) need not fetch its binary.
-# No other dependency needs an install script (better-sqlite3 ships prebuilds).
+# --ignore-scripts: the image is Node 24 already, so the `node` devDependency
+# need not fetch its binary; better-sqlite3 ships prebuilds.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
@@ -54,7 +50,6 @@ EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT||8080}/healthz`).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 
-# node itself, without npm in between: SIGTERM goes straight to the service,
-# which shuts down gracefully. Source maps make stack traces name the .ts
-# lines. Migrations run at start-up; as a job: node dist/scripts/migrate.js.
+# node itself, without npm in between, so SIGTERM reaches the service.
+# Migrations run at start-up; as a job: node dist/scripts/migrate.js.
 CMD ["node", "--enable-source-maps", "dist/src/main.js"]

@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 /**
  * `npm run test:browser`: the example page (examples/web) in Debian's Chromium
  * against the real service, on two origins. Not part of `npm test`: it needs
- * /usr/bin/chromium (CHROMIUM_PATH to use another) and takes a few seconds more.
+ * /usr/bin/chromium (CHROMIUM_PATH to use another).
  */
 export default defineConfig({
   test: {

@@ -4,8 +4,7 @@ import { mysqlAnswers, testServerUrl } from "./test/support/database.js";
 /**
  * `npm run test:chaos`: the slow reliability runs (test/chaos/*.chaos.ts),
  * kept out of `npm test`, on MySQL/MariaDB (they cut and stall its
- * connections). One file at a time, so each one has the machine's cores and
- * its figures mean something.
+ * connections). One file at a time, so the files do not compete for the CPU.
  */
 export default defineConfig(async () => {
   const error = await mysqlAnswers(testServerUrl());

@@ -53,12 +53,8 @@ export default defineConfig(async () => {
       // Each integration file makes its own database and server; two cores here.
       pool: "forks",
       maxWorkers: 2,
-      // A worker keeps its modules from one file to the next: the service's
-      // module graph (Fastify, Connect, Kysely, the generated code) is loaded
-      // once per worker, not once per file, which was most of the run's time.
-      // Each file still makes its own database and service in its hooks;
-      // module state a file must not inherit is made there too
-      // (test/support/openapi-document.ts), or the file is isolated (ownModules).
+      // Workers keep modules between files, so the service's module graph loads
+      // once per worker; a file that must not share module state is in ownModules.
       isolate: false,
       testTimeout: 30_000,
       hookTimeout: 60_000,

@@ -5,9 +5,7 @@
  *   REST          vs bare Fastify + mysql2 (bench/servers/bare-fastify.ts)
  *   gRPC          vs @grpc/grpc-js          (bench/servers/grpc-js.ts)
  *   Connect JSON  vs REST
- * Closed loops at 1, 16 and 64 callers; calls a second, p50/p99 and the
- * server's CPU per call (from /proc/PID/stat). Targets take turns within
- * each round; the report gives the median of the rounds.
+ * Closed loops at several concurrencies; the method is in BENCHMARKS.md.
  *
  * BENCH_ABLATION=1 (`npm run bench:ablation`): instead, REST and gRPC list on
  * the same service under other runtimes (bench/lib/variants.ts: Node 20, an

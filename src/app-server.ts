@@ -26,10 +26,8 @@ import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from 
 export type AppServer = Http2Server | Http2SecureServer;
 
 /**
- * The service's Fastify instance, typed for the server it really runs on,
- * so that plugins, hooks and one-port.ts need no casts. HTTP/1.1 requests
- * that one-port.ts routes in are `IncomingMessage`s at run time; the few
- * places that care look at `raw` for themselves (server.ts `connectionOf`).
+ * The service's Fastify instance, typed for the server it runs on so that
+ * plugins and hooks need no casts (HTTP/1.1 requests' `raw` differs at run time).
  */
 export type App = FastifyInstance<
   AppServer,
@@ -56,9 +54,8 @@ export interface TlsFiles {
 }
 
 /**
- * Makes the app's HTTP/2 server (Fastify's `serverFactory`): built here
- * rather than by Fastify so that its options are typed (Fastify's types have
- * no place for h2c settings) and its type is the one `App` names.
+ * Makes the app's HTTP/2 server (Fastify's `serverFactory`), here because
+ * Fastify's types have no place for the h2c settings.
  */
 export function createAppServer(
   handler: FastifyServerFactoryHandler<AppServer>,
@@ -87,11 +84,8 @@ export function createAppServer(
     session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()),
   );
   server.on("stream", (stream) => {
-    // The answer is complete (its trailers sent) but the client may still be
-    // sending (a reflection conversation ended by its lifetime): RST_STREAM
-    // NO_ERROR tells it to stop (RFC 9113 8.1) and frees the stream's place
-    // among the connection's concurrent streams. On the next turn: closed at
-    // once, the stream would drop the trailers unsent.
+    // Answered while the client still sends: RST_STREAM NO_ERROR (RFC 9113 8.1)
+    // frees the stream's slot; on the next turn, so the trailers go out first.
     stream.once("wantTrailers", () =>
       setImmediate(() => {
         if (!stream.closed && !stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);

@@ -31,8 +31,34 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 /** Default for SHUTDOWN_TIMEOUT_MS: how long in-flight requests get on SIGTERM/SIGINT. */
 export const SHUTDOWN_TIMEOUT_MS = 10_000;
 
+/**
+ * Longest a client may take to send a request's head (HTTP/1.1: then 408
+ * and the connection closes), and a new connection its first bytes (then it
+ * is dropped): a slow sender is cut off, and holds no slot meanwhile
+ * (admission comes after the whole request is read).
+ */
+export const REQUEST_HEAD_TIMEOUT_MS = 5_000;
+
+/** Longest a client may take to send a whole HTTP/1.1 request, head and body: then 408. */
+export const REQUEST_READ_TIMEOUT_MS = 10_000;
+
 /** A connection that has not sent its first bytes by then is dropped (one-port.ts). */
-export const FIRST_BYTES_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
+export const FIRST_BYTES_TIMEOUT_MS = REQUEST_HEAD_TIMEOUT_MS;
+
+/**
+ * Connections the port holds at once; beyond, a new one is closed as it
+ * comes. Below the process's usual file limit (20,000 here) with room for
+ * the database pool, NATS and the metrics listener, so that a flood of
+ * connections is refused at once instead of exhausting descriptors.
+ */
+export const MAX_CONNECTIONS = 10_000;
+
+/**
+ * During a shutdown's drain, an HTTP/1.1 keep-alive connection idle this
+ * long is closed: a client looping requests on it meanwhile gets its next
+ * answer with `Connection: close` instead of a reset.
+ */
+export const DRAIN_IDLE_MS = 1_000;
 
 /**
  * Responses smaller than this go uncompressed even when the client accepts

@@ -1,4 +1,3 @@
-import closeWithGrace from "close-with-grace";
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
@@ -23,6 +22,7 @@ import {
   runEntry,
   StartupError,
 } from "./ops/startup-errors.js";
+import { stopOnSignals } from "./ops/stop-signals.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -205,26 +205,25 @@ async function main() {
     );
   }
 
-  // close-with-grace: the first SIGTERM/SIGINT (or another termination
-  // signal, or an uncaught error) starts one drain; a second signal, or a
-  // drain that outlives its budget, exits at once with 1.
-  closeWithGrace(
-    { delay: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS, logger },
-    async ({ signal, err }) => {
-      if (err) logger.error({ err }, "uncaught error: shutting down");
-      else logger.info({ signal }, "shutting down");
+  // One stop whatever the signal (ops/stop-signals.ts).
+  stopOnSignals({
+    logger,
+    forceAfterMs: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS,
+    drain: async () => {
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
       scrape.close();
       scrape.closeAllConnections();
+      // The relay stops while requests finish: what they write waits in the outbox.
+      const relayStopped = relay?.stop();
       await port.close(config.shutdownTimeoutMs);
-      await relay?.stop();
+      await relayStopped;
       await database.close();
       await readDatabase?.close();
       logger.info("stopped");
     },
-  );
+  });
 }
 
 /**

@@ -4,10 +4,23 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import type { Http2Server, Http2Session } from "node:http2";
+import {
+  constants,
+  type Http2Server,
+  type Http2Session,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import type { App } from "./app-server.js";
-import { FIRST_BYTES_TIMEOUT_MS, MAX_HEADER_BYTES } from "./limits.js";
+import {
+  DRAIN_IDLE_MS,
+  FIRST_BYTES_TIMEOUT_MS,
+  MAX_CONNECTIONS,
+  MAX_HEADER_BYTES,
+  REQUEST_HEAD_TIMEOUT_MS,
+  REQUEST_READ_TIMEOUT_MS,
+} from "./limits.js";
 import { guardHttp2Session } from "./ops/http2-guard.js";
 import { answerClientError } from "./rest/head-refusals.js";
 
@@ -43,11 +56,27 @@ export function servePort(app: App, tls: boolean): OnePortServer {
   // the server the app was built on. This hand-over is the one place that
   // says otherwise, hence the cast.
   const routeHttp1 = app.routing as unknown as (req: IncomingMessage, res: ServerResponse) => void;
-  const h1: Http1Server = createHttp1Server({ maxHeaderSize: MAX_HEADER_BYTES }, routeHttp1);
+  // When each HTTP/1.1 connection last finished a response (or connected):
+  // the drain closes only connections idle for DRAIN_IDLE_MS.
+  const idleSince = new WeakMap<Socket, number>();
+  const h1: Http1Server = createHttp1Server(
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // Slow senders are cut off with 408 (Node checks every connectionsCheckingInterval).
+      headersTimeout: REQUEST_HEAD_TIMEOUT_MS,
+      requestTimeout: REQUEST_READ_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+    },
+    (req, res) => {
+      const socket = req.socket;
+      idleSince.delete(socket);
+      res.once("close", () => idleSince.set(socket, performance.now()));
+      routeHttp1(req, res);
+    },
+  );
+  h1.on("connection", (socket: Socket) => idleSince.set(socket, performance.now()));
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
-  // closeIdleConnections() below does nothing (idle keep-alives then held
-  // shutdown for the client's or the server's 5 s keep-alive timeout) and
   // headersTimeout / requestTimeout are never enforced.
   h1.emit("listening");
   // Requests Node's parser refuses (a head over the limit, bytes that are
@@ -61,6 +90,7 @@ export function servePort(app: App, tls: boolean): OnePortServer {
     guardHttp2Session(session);
     session.once("close", () => sessions.delete(session));
   });
+  h2.on("stream", cutOffUnfinished);
 
   const server = createNetServer((socket) => {
     sockets.add(socket);
@@ -71,6 +101,9 @@ export function servePort(app: App, tls: boolean): OnePortServer {
     }
     route(socket, h2, h1);
   });
+
+  // A flood of connections is refused at once, before descriptors run out.
+  server.maxConnections = MAX_CONNECTIONS;
 
   return {
     server,
@@ -84,15 +117,23 @@ export function servePort(app: App, tls: boolean): OnePortServer {
       }),
     async close(timeoutMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // GOAWAY: HTTP/2 clients open no new stream here; open ones finish.
       for (const session of sessions) session.close();
-      h1.closeIdleConnections();
-      // Keep-alive connections that finish a request later get closed too.
-      // First among the listeners: a handler may answer at once (a shed call),
-      // and a header set after that throws ERR_HTTP_HEADERS_SENT.
+      // Every HTTP/1.1 answer from now on says `Connection: close`, and Node
+      // closes the connection after it. First among the listeners: a handler
+      // may answer at once, and a header set after that throws ERR_HTTP_HEADERS_SENT.
       h1.prependListener("request", (_req, res) => res.setHeader("connection", "close"));
-      const drained = waitUntil(() => sockets.size === 0, timeoutMs);
-      const idleSweep = setInterval(() => h1.closeIdleConnections(), 100);
-      await drained;
+      // Idle keep-alive connections are closed only once idle for a while: a
+      // client reusing one right now would get a reset, so it gets its answer
+      // with `Connection: close` instead.
+      const idleSweep = setInterval(() => {
+        const now = performance.now();
+        for (const socket of sockets) {
+          const since = idleSince.get(socket);
+          if (since !== undefined && now - since >= DRAIN_IDLE_MS) socket.destroySoon();
+        }
+      }, 100);
+      await waitUntil(() => sockets.size === 0, timeoutMs);
       clearInterval(idleSweep);
       for (const socket of sockets) socket.destroy();
       await closed;
@@ -102,6 +143,32 @@ export function servePort(app: App, tls: boolean): OnePortServer {
     },
   };
 }
+
+/**
+ * An HTTP/2 request that has not ended (END_STREAM) within
+ * REQUEST_READ_TIMEOUT_MS is reset (CANCEL): a slow or stalled sender
+ * holds a stream of its connection's 100 for seconds, not forever.
+ * Reflection is a conversation whose request stays open on purpose.
+ */
+function cutOffUnfinished(
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+): void {
+  // END_STREAM on the HEADERS: a request without a body, ended already.
+  if (flags & constants.NGHTTP2_FLAG_END_STREAM) return;
+  if (headers[":path"]?.startsWith(LONG_REQUESTS)) return;
+  const timer = setTimeout(() => {
+    if (!stream.readableEnded && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+  }, REQUEST_READ_TIMEOUT_MS);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  stream.once("end", clear);
+  stream.once("close", clear);
+}
+
+/** Paths whose requests last as long as the conversation (bidirectional streams). */
+const LONG_REQUESTS = "/grpc.reflection.";
 
 function route(socket: Socket, h2: Http2Server, h1: Http1Server) {
   let head = Buffer.alloc(0);

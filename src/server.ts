@@ -63,6 +63,7 @@ import {
 } from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
+import { refuseAtDoor } from "./rpc/refuse-at-door.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -84,10 +85,7 @@ export interface ServerDeps {
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
   pool?: Pool;
-  /**
-   * The /metrics registry's owner, shared with the outbox relay and served on
-   * its own listener (ops/metrics-server.ts). Default: a new one on `pool`.
-   */
+  /** The /metrics registry, shared with the outbox relay. Default: a new one on `pool`. */
   metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
@@ -128,9 +126,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
-    // A URL Fastify cannot decode, or a path segment over maxParamLength, is
-    // answered before routing; without this Fastify sends its own JSON body
-    // (not problem+json) that echoes the path.
+    // Otherwise Fastify answers a bad URL with its own JSON that echoes the path.
     frameworkErrors: (err, request, reply) => {
       if (err.code !== "FST_ERR_MAX_PARAM_LENGTH") {
         sendProblem(reply, errors.invalidArgument("the request URL is not valid"));
@@ -145,8 +141,10 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
     reads: deps.reads,
-    // Retrying past the deadline would only work for an answer nobody reads.
-    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs },
+    // Retrying past the deadline would only work for an answer nobody reads;
+    // no retry starts in the second half, so the last attempt still ends in
+    // time to answer `unavailable` rather than be cut off by the deadline.
+    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs / 2 },
   });
   const quizzes = new Quizzes(deps.db, deps.reads, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
@@ -182,12 +180,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
     return sent;
   });
-  // Every RPC, whatever its protocol and HTTP version, comes through
-  // connect-fastify: the hooks above (request id, log line, metrics, CORS)
-  // and these options (body cap, compression) are its one way in.
   const rpcOptions = {
-    // connect-fastify types its requests as those of Fastify's default
-    // (HTTP/1.1) server, whatever the server: hence FastifyRequest, not AppRequest.
+    // connect-fastify types requests as Fastify's default server's: FastifyRequest.
     contextValues: (req: FastifyRequest) =>
       createContextValues()
         .set(callOutcomeKey, {
@@ -201,15 +195,16 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
+  const practice = practiceRpc({
+    sessions,
+    quizzes,
+    authenticator: deps.authenticator,
+    requestTimeoutMs,
+    admission,
+    onFailure,
+  });
   const rpcGroups: RpcRoutes[] = [
-    practiceRpc({
-      sessions,
-      quizzes,
-      authenticator: deps.authenticator,
-      requestTimeoutMs,
-      admission,
-      onFailure,
-    }),
+    practice,
     // Health and reflection: for probes and tools, which carry no token; and
     // no server deadline, since Watch and reflection streams last on purpose.
     {
@@ -223,7 +218,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       },
       interceptors: [
         outcomeInterceptor(onFailure),
-        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS),
+        streamLimitsInterceptor(deps.streamLimits ?? STREAM_LIMITS, health.drainSignal),
       ],
     },
   ];
@@ -232,6 +227,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // The Connect plugin replaces every content-type parser of its scope:
     // each group in a scope of its own, never wrapped in fastify-plugin.
     await app.register(async (scope) => {
+      // With every slot busy and the queue full, a call is refused before
+      // its request is read (rpc/refuse-at-door.ts).
+      if (group === practice) scope.addHook("onRequest", refuseAtDoor(admission));
       scope.addHook("preHandler", checkMessage);
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,
@@ -266,9 +264,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
 }
 
 /**
- * One HTTP/2 session, or one HTTP/1.1 socket, is one connection. `raw` is
- * typed as the HTTP/2 request `App` names, but the HTTP/1.1 requests
- * one-port.ts routes in are `IncomingMessage`s: hence the wider parameter.
+ * One HTTP/2 session, or one HTTP/1.1 socket, is one connection; HTTP/1.1
+ * requests arrive as `IncomingMessage`s whatever `App` says.
  */
 function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
   return "stream" in raw ? (raw.stream.session ?? raw.stream) : raw.socket;

@@ -29,19 +29,13 @@ export interface Runtime {
   cwd?: string;
 }
 
-/**
- * BENCH_NODE_FLAGS: extra flags for every server the bench starts, e.g.
- * `--cpu-prof --cpu-prof-dir=bench/results/profiles` (each writes its
- * profile when it is stopped).
- */
+/** BENCH_NODE_FLAGS: extra flags for every server started (`--cpu-prof`: BENCHMARKS.md). */
 const EXTRA_FLAGS = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
 
 /**
- * Runs a compiled entry point (dist/, as `npm start` runs the service: the
- * bench's npm scripts build first) in its own Node process, so the pid is the
- * server's own (its CPU and RSS are read from /proc), and waits until it
- * accepts TCP connections on `port`. `entry` is the source path
- * ("src/main.ts"); its JavaScript is run, with source maps.
+ * Runs the compiled JavaScript of `entry` (a source path: "src/main.ts" runs
+ * dist/src/main.js, as `npm start` does) in a Node process of its own (so
+ * /proc has its CPU and RSS) and waits until it accepts connections on `port`.
  */
 export async function startChild(
   name: string,

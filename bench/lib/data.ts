@@ -38,15 +38,9 @@ function uuidV7Like(ms: number, seq: number): string {
 type Row = [string, string, string, Date, Date | null, number, number];
 
 /**
- * Makes a new database (random name on `serverUrl`), migrates it with the
- * service's migrations, and fills it with bulk INSERTs:
- * - one live study guide; per history size N a quiz on which MAIN_USER has N
- *   sessions (one a minute, all completed but the newest); a start quiz;
- *   20 background quizzes; every quiz has QUESTIONS questions;
- * - background users: 20,000 + 10% of the main rows, 10 completed sessions
- *   each, spread over every quiz (the level quizzes included);
- * - RESUME_USER: 100 completed sessions on the start quiz and one in progress
- *   (started an hour ago, with its snapshot and RESUME_ANSWERS answers).
+ * Makes and migrates a new database on `serverUrl`, then fills it with bulk
+ * INSERTs: per history size N a quiz where MAIN_USER has N sessions, background
+ * users' sessions on every quiz, and RESUME_USER's session in progress.
  */
 export async function generate(serverUrl: string, levels: number[]): Promise<BenchData> {
   const began = performance.now();

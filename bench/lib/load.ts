@@ -30,10 +30,8 @@ export async function closedLoop(
 }
 
 /**
- * Open loop: `rate` calls a second for `durationMs`, each sent on schedule
- * whether or not earlier ones were answered. Latency counts from the
- * scheduled time, so a stalled service cannot hide its queue. `expect`'s
- * latencies are kept apart: the p50/p99 of admitted calls.
+ * Open loop: `rate` calls a second for `durationMs`, each on schedule; latency
+ * counts from the scheduled time, so a stalled service cannot hide its queue.
  */
 export async function openLoop(
   call: Call,
@@ -102,10 +100,8 @@ export interface H2Request {
 }
 
 /**
- * One HTTP/2 (h2c) connection carrying every call: REST, Connect and gRPC
- * requests alike. A thin client on purpose: next to grpc-js or a Connect
- * client it leaves more of the shared CPU to the server being measured.
- * gRPC calls answer with their grpc-status name; the others with the HTTP status.
+ * One h2c connection carrying REST, Connect and gRPC calls alike; a thin client,
+ * to leave the CPU to the server. Statuses: grpc-status names, else HTTP.
  */
 export class H2Client {
   readonly #session: ClientHttp2Session;

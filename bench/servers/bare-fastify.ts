@@ -1,9 +1,7 @@
 /**
- * Baseline: what a user would write instead of this service. A bare Fastify
- * (HTTP/1.1) + mysql2 app answering ListSessions' REST route by hand: it
- * verifies the JWT with jose once per token (the service caches verified
- * tokens too), checks the quiz is live in its own query, and answers the
- * same JSON. Only the happy path, as a benchmark needs.
+ * The REST baseline: a bare Fastify (HTTP/1.1) + mysql2 app answering
+ * ListSessions' route by hand with the same JSON, token cache and quiz check;
+ * only the happy path.
  *
  *   PORT=8090 DATABASE_URL=mysql://root@127.0.0.1:3306/db JWT_SECRET=... node dist/bench/servers/bare-fastify.js (after npm run bench:build)
  */

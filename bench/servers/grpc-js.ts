@@ -1,10 +1,7 @@
 /**
- * The baseline the gRPC transport is held to: a hand-written @grpc/grpc-js
- * Server doing ListSessions on the same database, with the service's own
- * application layer and service implementation (`practiceSessionService`), authenticator
- * (with its token cache) and the same @bufbuild/protobuf `toBinary` (one
- * node_modules, one version). What differs is only the transport: grpc-js
- * instead of Connect on Node's HTTP/2.
+ * The gRPC baseline: a @grpc/grpc-js Server running the service's own
+ * implementation, authenticator and protobuf code on the same database, so only
+ * the transport differs (grpc-js instead of Connect on Node's HTTP/2).
  *
  *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... node dist/bench/servers/grpc-js.js (after npm run bench:build)
  */
@@ -77,11 +74,7 @@ const definition = {
   ),
 };
 
-/**
- * The service's own ServiceImpl, called with the one thing it reads from its
- * context: the authenticated user. So the list maps rows to messages
- * exactly as over Connect, whatever the API grows.
- */
+/** The service's own ServiceImpl, given the one context value it reads: the user. */
 const impl = practiceSessionService(sessions);
 const contextFor = (userId: string) =>
   ({ values: createContextValues().set(userIdKey, userId) }) as HandlerContext;

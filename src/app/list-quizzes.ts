@@ -16,9 +16,8 @@ export interface QuizPage {
 }
 
 /**
- * ListQuizzes for every transport: a page of the live quizzes, by id, with
- * the caller's sessions in progress on each. The cursor is the last id of
- * the previous page; anything else is `invalid_argument`.
+ * ListQuizzes: a page of the live quizzes by id, with the caller's sessions in
+ * progress on each; the cursor is the previous page's last id.
  */
 export async function listQuizzes(
   reads: ReadRouting,

@@ -1,10 +1,8 @@
 import { REQUEST_TIMEOUT_MS } from "../limits.js";
 
 /**
- * How a write that lost a race runs again. On Galera, transactions of two
- * nodes writing one row conflict at certification, often several times in a
- * row; a full-jitter wait spreads them out. Retries stop when the next would
- * start past the budget (the request's deadline).
+ * How a write that lost a race runs again: Galera nodes writing one row conflict
+ * repeatedly, so a full-jitter wait spreads them out, within the request's deadline.
  */
 export interface RetryPolicy {
   /** Most runs in all, the first included. */

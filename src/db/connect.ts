@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Kysely, MysqlDialect, sql } from "kysely";
+import { Kysely, MysqlDialect } from "kysely";
 import {
   type Connection,
   createConnection,
@@ -9,6 +9,7 @@ import {
   type PoolConnection,
 } from "mysql2";
 import type { Database } from "./database.js";
+import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
 
 /** Which database a DATABASE_URL names: `mysql://…` or `sqlite:PATH` / `sqlite::memory:`. */
@@ -64,9 +65,7 @@ export interface DatabaseHandle {
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (storeOf(options.url) === "sqlite") {
     const db = openSqlite(sqliteFile(options.url));
-    const probe = async () => {
-      await sql`SELECT 1`.execute(db);
-    };
+    const probe = () => checkServingOn(db);
     return { db, store: "sqlite", probe, close: () => db.destroy() };
   }
   return openMysql(options);
@@ -106,10 +105,10 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   };
 }
 
-/** Longest a health probe's `SELECT 1` may take on its connection. */
+/** Longest a health probe's statement may take on its connection. */
 const PROBE_QUERY_TIMEOUT_MS = 1000;
 
-/** `SELECT 1` on one connection of its own, opened on first use and after each failure. */
+/** `checkServing` on one connection of its own, opened on first use and after each failure. */
 function probeConnection(url: string, connectTimeoutMs: number) {
   let connection: Connection | undefined;
   const drop = () => {
@@ -124,7 +123,11 @@ function probeConnection(url: string, connectTimeoutMs: number) {
       }
       try {
         // A hung probe fails and drops its connection instead of holding up the next one.
-        await connection.promise().query({ sql: "SELECT 1", timeout: PROBE_QUERY_TIMEOUT_MS });
+        const promise = connection.promise();
+        await checkServing(async (statement) => {
+          const [rows] = await promise.query({ sql: statement, timeout: PROBE_QUERY_TIMEOUT_MS });
+          return rows as Record<string, unknown>[];
+        }, "mysql");
       } catch (err) {
         drop();
         throw err;

@@ -75,9 +75,8 @@ const UNREACHABLE = new Set([
 ]);
 
 /**
- * Whether `err` says the database cannot serve now (down, unreachable, out of
- * connections, shutting down, or still in conflict after retries): the
- * caller should get `unavailable` and may retry.
+ * Whether `err` says the database cannot serve now (down, unreachable, full,
+ * or still in conflict after retries): the caller gets `unavailable`.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = asMysqlError(err);

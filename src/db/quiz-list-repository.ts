@@ -11,10 +11,8 @@ export interface QuizListRow {
 }
 
 /**
- * Up to `limit` live quizzes on live study guides with ids above `after`
- * (none: from the first), by id; each with its question count and `userId`'s
- * sessions in progress that started after `staleCutoff` (older ones are
- * expired). Correlated counts: each reads one index range.
+ * Up to `limit` live quizzes with ids above `after`, by id, each with its question
+ * count and `userId`'s unexpired sessions in progress (correlated counts on indexes).
  */
 export async function listLiveQuizzes(
   db: Db,

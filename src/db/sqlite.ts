@@ -1,5 +1,8 @@
 import { createRequire } from "node:module";
 import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
@@ -25,7 +28,18 @@ import type { Database } from "./database.js";
  *   returns them.
  * - `FOR UPDATE` is dropped: Kysely runs SQLite on one connection and holds it
  *   for a whole transaction, so transactions already run one at a time.
+ * - A file locked by another process never blocks the event loop:
+ *   better-sqlite3 is synchronous, and SQLite's busy timeout would sleep in
+ *   it. The busy timeout is 0, and a statement refused with SQLITE_BUSY is
+ *   run again after an asynchronous backoff, for up to LOCK_WAIT_MS; then the
+ *   error stands (`unavailable`, which the use cases retry within the
+ *   request's deadline). Other requests wait for the connection meanwhile,
+ *   asynchronously, as they always do (Kysely's mutex).
  */
+
+/** How long one statement waits for another process's lock, in backoff steps. */
+export const LOCK_WAIT_MS = 1000;
+const LOCK_BACKOFF_MS = [1, 2, 5, 10, 20, 50];
 
 const TIME_COLUMNS = new Set([
   "started_at",
@@ -56,15 +70,54 @@ export function openSqlite(filename: string): Kysely<Database> {
   const BetterSqlite3 = loadBetterSqlite();
   const raw = new BetterSqlite3(filename);
   raw.pragma("foreign_keys = ON");
-  raw.pragma("busy_timeout = 5000");
+  // Never wait inside the synchronous driver (see above).
+  raw.pragma("busy_timeout = 0");
   if (filename !== ":memory:") {
     raw.pragma("journal_mode = WAL");
     raw.pragma("synchronous = NORMAL");
   }
   return new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withConversions(raw) }),
+    dialect: new LockWaitingDialect({ database: withConversions(raw) }),
     plugins: [new DropRowLocks()],
   });
+}
+
+/** SQLite whose statements wait out another process's lock asynchronously (see above). */
+class LockWaitingDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
+    driver.acquireConnection = async () => {
+      const connection = await acquire();
+      let waiting = wrapped.get(connection);
+      if (waiting === undefined) {
+        waiting = {
+          executeQuery: <R>(query: CompiledQuery) =>
+            waitOutLocks(() => connection.executeQuery<R>(query)),
+          streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+        };
+        wrapped.set(connection, waiting);
+      }
+      return waiting;
+    };
+    return driver;
+  }
+}
+
+/** Runs `statement`, again after a growing pause while SQLite answers SQLITE_BUSY, up to LOCK_WAIT_MS. */
+async function waitOutLocks<T>(statement: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  for (let n = 0; ; n++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "SQLITE_BUSY") throw err;
+      if (performance.now() - started >= LOCK_WAIT_MS) throw err;
+      const pause = LOCK_BACKOFF_MS[Math.min(n, LOCK_BACKOFF_MS.length - 1)] as number;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 function withConversions(raw: SqliteDatabase): SqliteDatabase {

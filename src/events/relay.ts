@@ -40,11 +40,9 @@ export interface BatchResult {
 }
 
 /**
- * Publishes the outbox to JetStream, the event id as message id, deleting rows
- * once acknowledged. At least once: a dead relay's leased rows are taken again
- * after the lease, within the duplicate window. In commit order per session: a
- * relay skips a session while another holds an older row of it. Relays claim
- * disjoint rows (SKIP LOCKED, or SQLite's single writer, plus the lease).
+ * Publishes the outbox to JetStream (event id as message id), deleting rows once
+ * acknowledged: at least once, in commit order per session, relays claiming
+ * disjoint rows under a lease so a dead relay's rows are taken again.
  */
 export class OutboxRelay {
   readonly #o: Required<Omit<RelayOptions, "metrics">> & { metrics?: OutboxMetrics };

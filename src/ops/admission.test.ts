@@ -2,8 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { Admission, admissionLimits, type Release } from "./admission.js";
 
-/** An Admission on a clock the test moves; its real timers are far off. */
-function admissionAt(limits = { maxInFlight: 1, maxQueued: 3, maxWaitMs: 100, overloadWaitMs: 5 }) {
+/** An Admission on a clock the test moves. */
+function admissionAt(limits = { maxInFlight: 1, maxQueued: 3, targetMs: 5, intervalMs: 100 }) {
   const clock = { now: 0 };
   return { admission: new Admission(limits, () => clock.now), clock };
 }
@@ -25,8 +25,16 @@ function track(p: Promise<Release>) {
 
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** Releases `running`'s slot at `clock.now` and returns the waiter it went to. */
+async function handOver(running: { release?: Release }, waiters: { is: string }[]) {
+  const before = waiters.map((w) => w.is);
+  running.release?.();
+  await settle();
+  return waiters.findIndex((w, i) => w.is === "admitted" && before[i] === "waiting");
+}
+
 describe("Admission", () => {
-  it("runs maxInFlight at once, queues maxQueued, sheds the rest at once", async () => {
+  it("runs maxInFlight at once, queues maxQueued, refuses the next at once", async () => {
     const { admission } = admissionAt();
     const first = track(admission.acquire());
     const queued = [1, 2, 3].map(() => track(admission.acquire()));
@@ -39,79 +47,26 @@ describe("Admission", () => {
       "waiting",
       "Unavailable",
     ]);
-    expect(admission.shed).toBe(1);
+    expect([admission.shed, admission.queued]).toEqual([1, 3]);
     first.release?.();
     await settle();
     expect(queued.map((q) => q.is)).toEqual(["admitted", "waiting", "waiting"]);
     expect(admission.inFlight).toBe(1);
   });
 
-  it("lets a burst wait up to maxWaitMs while the queue drains now and then", async () => {
-    const { admission, clock } = admissionAt();
-    const first = track(admission.acquire());
-    const second = track(admission.acquire());
-    clock.now = 60; // longer than overloadWaitMs, within maxWaitMs
-    await settle();
-    first.release?.();
-    await settle();
-    expect(second.is).toBe("admitted");
-  });
-
-  it("sheds waiters older than overloadWaitMs once the queue has stood for maxWaitMs", async () => {
+  it("lets a waiter wait until its own deadline, however long, then says why it left", async () => {
     const { admission, clock } = admissionAt();
     const running = track(admission.acquire());
-    const old = track(admission.acquire()); // queued at 0, under the burst limit
-    clock.now = 150; // the queue has not been empty since 0: overload
-    const fresh = track(admission.acquire());
-    clock.now = 152;
+    const deadline = new AbortController();
+    const patient = track(admission.acquire(deadline.signal));
+    clock.now = 60_000;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(patient.is).toBe("waiting");
+    deadline.abort(new ConnectError("deadline passed", Code.DeadlineExceeded));
     await settle();
+    expect([patient.is, admission.queued, admission.shed]).toEqual(["DeadlineExceeded", 0, 0]);
     running.release?.();
-    await settle();
-    // The old waiter would run 152 ms late: shed; the slot goes to the fresh one.
-    expect([old.is, fresh.is]).toEqual(["Unavailable", "admitted"]);
-    expect(admission.shed).toBe(1);
-    expect(admission.queued).toBe(0);
-  });
-
-  it("counts a queue that empties between bursts as overload while it still sheds", async () => {
-    // Load that comes in bursts (a load generator's 10 ms ticks, a batch of
-    // clients) empties the queue between them; the refusals tell it apart
-    // from a lone burst.
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 1,
-      maxWaitMs: 100,
-      overloadWaitMs: 5,
-    });
-    const first = track(admission.acquire());
-    const second = track(admission.acquire());
-    const third = track(admission.acquire()); // the queue is full: shed at 0
-    await settle();
-    first.release?.();
-    await settle();
-    expect([second.is, third.is, admission.queued]).toEqual(["admitted", "Unavailable", 0]);
-    clock.now = 10; // the next burst
-    const next = track(admission.acquire());
-    clock.now = 20;
-    second.release?.();
-    await settle();
-    // It waited 10 ms, past overloadWaitMs: a burst's 100 ms would have let it run that late.
-    expect(next.is).toBe("Unavailable");
-  });
-
-  it("sheds a waiter after overloadWaitMs (real time) under a standing queue", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 3,
-      maxWaitMs: 100,
-      overloadWaitMs: 20,
-    });
-    track(admission.acquire());
-    track(admission.acquire());
-    clock.now = 150;
-    const late = track(admission.acquire());
-    await new Promise((r) => setTimeout(r, 60));
-    expect(late.is).toBe("Unavailable");
+    expect(admission.inFlight).toBe(0);
   });
 
   it("frees the place of a waiter whose caller leaves", async () => {
@@ -126,12 +81,138 @@ describe("Admission", () => {
     expect(admission.inFlight).toBe(0);
   });
 
-  it("sizes the queue to twice the slots, a burst to 100 ms, overload to 5 ms, not adaptive", () => {
+  it("serves a whole burst the queue holds, oldest first, however long it takes to drain", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 2,
+      maxQueued: 500,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    const burst = Array.from({ length: 502 }, () => track(admission.acquire()));
+    await settle();
+    const order: number[] = [];
+    // 5 ms per call, two at a time: the last waits 1.25 s, far past the interval.
+    for (let done = 0; done < 502; done++) {
+      clock.now += 2.5;
+      const running = burst.find((b) => b.is === "admitted" && b.release);
+      const next = await handOver(running ?? {}, burst);
+      if (running) delete running.release;
+      if (next >= 0) order.push(next);
+    }
+    expect(burst.filter((b) => b.is === "admitted")).toHaveLength(502);
+    expect(admission.shed).toBe(0);
+    // No newcomers while it drained: oldest first until the queue stood, newest first after.
+    expect(order.slice(0, 30)).toEqual(Array.from({ length: 30 }, (_, i) => i + 2));
+  });
+
+  it("serves newest first once the queue's delay has stood over the target for a whole interval", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 10,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    let running = track(admission.acquire());
+    const waiters = [track(admission.acquire())];
+    await settle();
+    // Sustained overload: a newcomer each 10 ms, a call served each 20 ms.
+    const served: number[] = [];
+    for (let t = 10; t <= 400; t += 10) {
+      clock.now = t;
+      waiters.push(track(admission.acquire()));
+      if (t % 20 === 0) {
+        const next = await handOver(running, waiters);
+        served.push(next);
+        running = waiters[next] as typeof running;
+      }
+    }
+    expect(admission.standing()).toBe(true);
+    // First oldest first (0, 1, 2, ...); once the queue stood, the newest waiter each time.
+    expect(served.slice(0, 3)).toEqual([0, 1, 2]);
+    expect(served.slice(-3)).toEqual([
+      waiters.length - 1 - 4,
+      waiters.length - 1 - 2,
+      waiters.length - 1,
+    ]);
+  });
+
+  it("under a standing queue, a full queue sheds its oldest waiter for the newcomer; else refuses the newcomer", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 2,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    let running = track(admission.acquire());
+    const waiters = [track(admission.acquire()), track(admission.acquire())];
+    const refused = track(admission.acquire());
+    await settle();
+    expect(refused.is).toBe("Unavailable");
+    // Keep the queue full and every admitted call waiting 20 ms or more for 100 ms.
+    for (let t = 20; t <= 140; t += 20) {
+      clock.now = t;
+      const next = await handOver(running, waiters);
+      running = waiters[next] as typeof running;
+      waiters.push(track(admission.acquire()));
+    }
+    expect(admission.standing()).toBe(true);
+    const oldest = waiters.find((w) => w.is === "waiting");
+    const newcomer = track(admission.acquire());
+    await settle();
+    expect([oldest?.is, newcomer.is, admission.queued]).toEqual(["Unavailable", "waiting", 2]);
+    expect(admission.shed).toBe(2);
+  });
+
+  it("stops standing once the queue has drained", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 10,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    let running = track(admission.acquire());
+    const waiters = [track(admission.acquire())];
+    await settle();
+    for (let t = 20; t <= 200; t += 20) {
+      clock.now = t;
+      waiters.push(track(admission.acquire()));
+      const next = await handOver(running, waiters);
+      running = waiters[next] as typeof running;
+    }
+    expect(admission.standing()).toBe(true);
+    while (admission.queued > 0) {
+      const next = await handOver(running, waiters);
+      running = waiters[next] as typeof running;
+    }
+    running.release?.();
+    clock.now = 300;
+    const fresh = track(admission.acquire());
+    const second = track(admission.acquire());
+    await settle();
+    expect([fresh.is, second.is, admission.standing()]).toEqual(["admitted", "waiting", false]);
+  });
+
+  it("refuses at the door only when every slot is busy and the queue full, counting it as shed", async () => {
+    const { admission } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 1,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    expect(admission.refuseIfFull()).toBe(false);
+    track(admission.acquire());
+    expect(admission.refuseIfFull()).toBe(false);
+    track(admission.acquire());
+    await settle();
+    expect([admission.refuseIfFull(), admission.shed, admission.queued]).toEqual([true, 1, 1]);
+  });
+
+  it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
     expect(admissionLimits(10)).toEqual({
       maxInFlight: 10,
-      maxQueued: 20,
-      maxWaitMs: 100,
-      overloadWaitMs: 5,
+      maxQueued: 1000,
+      targetMs: 5,
+      intervalMs: 100,
       adaptive: false,
     });
   });
@@ -139,7 +220,7 @@ describe("Admission", () => {
   it("adaptive: runs fewer at once (not under 3) while calls take over twice their usual time", async () => {
     const clock = { now: 0 };
     const admission = new Admission(
-      { ...admissionLimits(10, true), maxQueued: 100, maxWaitMs: 10_000 },
+      { ...admissionLimits(10, true), maxQueued: 100 },
       () => clock.now,
       () => 1, // the event loop always busy
     );
@@ -188,7 +269,7 @@ describe("Admission", () => {
     const clock = { now: 0 };
     const busy = { utilization: 0.5 };
     const admission = new Admission(
-      { ...admissionLimits(10, true), maxQueued: 100, maxWaitMs: 10_000 },
+      { ...admissionLimits(10, true), maxQueued: 100 },
       () => clock.now,
       () => busy.utilization,
     );

@@ -2,28 +2,24 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
 import { LatencyLimit } from "./latency-limit.js";
 
-/** How many requests run at once and how long the others may wait for a slot. */
+/** How many requests run at once, how many may wait, and when waiting counts as overload. */
 export interface AdmissionLimits {
   /** Requests doing work at once: the pool's size, so none waits inside the pool. */
   maxInFlight: number;
   /**
-   * Requests waiting for a slot (scaled down with an adaptive limit: waiters
-   * for 3 slots wait as long as for 10); beyond, the next one is shed at once.
+   * Requests that may wait for a slot. A waiter costs memory, not time: it
+   * waits until its own deadline or until its client leaves. Beyond, a
+   * newcomer is refused at once (or, under a standing queue, the oldest
+   * waiter makes room for it).
    */
   maxQueued: number;
+  /** CoDel's target (RFC 8289): a wait below this is no queue at all. */
+  targetMs: number;
   /**
-   * Longest a request waits for a slot while the queue drains now and then:
-   * room for a burst.
+   * CoDel's interval: once the queue's delay has stayed at `targetMs` or more
+   * for this long, the queue stands, and is served newest first.
    */
-  maxWaitMs: number;
-  /**
-   * Longest a request waits under sustained overload: once the queue has not
-   * been empty for `maxWaitMs` (a standing queue), or while requests were
-   * shed within the last `maxWaitMs` (load in bursts empties the queue
-   * between them). Waiting longer would only add latency to every admitted
-   * call, so the excess is shed.
-   */
-  overloadWaitMs: number;
+  intervalMs: number;
   /**
    * Run fewer than `maxInFlight` at once while more would only make each
    * call slower (latency-limit.ts). Off: always up to `maxInFlight`.
@@ -34,20 +30,15 @@ export interface AdmissionLimits {
 /**
  * Admission limits for `maxInFlight` calls at once, by default the database
  * pool's size: at most as many calls run as there are connections (so none
- * waits inside the pool, where a cancelled call could not leave), fewer while
- * more would only make each slower (latency-limit.ts), twice as many may
- * wait: up to 100 ms for a burst, 5 ms under sustained overload (the
- * "controlled delay" queue of Facebook's "Fail at scale"), the rest are shed
- * at once.
+ * waits inside the pool, where a cancelled call could not leave), and up to
+ * 1,000 wait. Target 5 ms and interval 100 ms are CoDel's and Facebook's
+ * values ("Fail at scale"); they only decide the order of service and who is
+ * shed once the queue is full, never that a burst the queue can hold is
+ * refused: 500 calls at once on 10 slots drain in one to three seconds here,
+ * well within their deadlines.
  */
 export function admissionLimits(maxInFlight: number, adaptive = false): AdmissionLimits {
-  return {
-    maxInFlight,
-    maxQueued: maxInFlight * 2,
-    maxWaitMs: 100,
-    overloadWaitMs: 5,
-    adaptive,
-  };
+  return { maxInFlight, maxQueued: 1000, targetMs: 5, intervalMs: 100, adaptive };
 }
 
 /** Seconds a shed client is told to wait (REST `Retry-After`). */
@@ -73,36 +64,40 @@ export function overloaded(): ConnectError {
  */
 export type Release = (succeeded?: boolean) => void;
 
+/** A request waiting for a slot: a node of the queue's doubly linked list. */
 interface Waiter {
   /** When it joined the queue (`now()`). */
   since: number;
   /** Its kind of call (`acquire`'s `kind`). */
   kind: string;
+  older: Waiter | undefined;
+  newer: Waiter | undefined;
   admit: (release: Release) => void;
   reject: (err: ConnectError) => void;
 }
 
 /**
  * Admission control: the one owner of "how much work is in flight". At most
- * `maxInFlight` requests run; up to `maxQueued` wait (first come, first
- * served) instead of queueing without bound, and any more are refused at once
- * with `unavailable`, so that callers already admitted keep a bounded latency.
- * How long a waiter may wait depends on the queue (controlled delay): while it
- * empties now and then (a burst) up to `maxWaitMs`; once it has stayed
- * non-empty for `maxWaitMs`, or while others are being shed (sustained
- * overload), only `overloadWaitMs`, both
- * for newcomers and for waiters already queued, which are shed when a slot
- * frees if they have waited longer. A waiter whose signal aborts (client
- * gone, deadline passed) leaves the queue at once.
+ * `maxInFlight` requests run; up to `maxQueued` wait, each until its own
+ * deadline or its client leaves (its signal aborts); a newcomer beyond is
+ * refused at once with `unavailable`.
+ *
+ * The queue is served oldest first while it drains now and then. Once it
+ * stands (CoDel: its oldest waiter has waited `targetMs` or more, and so for
+ * a whole `intervalMs`), it is served newest first (adaptive LIFO, as in
+ * Facebook's "Fail at scale"): under sustained overload the newest waiters
+ * still have their client and their deadline ahead, and the admitted keep a
+ * short wait; and a full queue then sheds its oldest waiter to take the
+ * newcomer, instead of refusing the caller most likely to be served in time.
  */
 export class Admission {
   #running = 0;
-  readonly #queue = new Set<Waiter>();
+  #queued = 0;
+  #oldest: Waiter | undefined;
+  #newest: Waiter | undefined;
   #shed = 0;
-  /** When the queue was last seen empty. */
-  #lastEmpty: number;
-  /** When a request was last shed. */
-  #lastShed = Number.NEGATIVE_INFINITY;
+  /** Since when the queue's delay has been `targetMs` or more; undefined: it is not. */
+  #aboveSince: number | undefined;
   /** The adaptive limit under `maxInFlight`, if `limits.adaptive`. */
   readonly #load: LatencyLimit | undefined;
 
@@ -115,7 +110,6 @@ export class Admission {
     private readonly now: () => number = () => performance.now(),
     loopBusy?: () => number,
   ) {
-    this.#lastEmpty = now();
     this.#load = limits.adaptive
       ? new LatencyLimit(limits.maxInFlight, now(), loopBusy)
       : undefined;
@@ -133,7 +127,7 @@ export class Admission {
 
   /** Requests waiting for a slot now. */
   get queued(): number {
-    return this.#queue.size;
+    return this.#queued;
   }
 
   /** Requests refused since start. */
@@ -142,91 +136,105 @@ export class Admission {
   }
 
   /**
-   * Refuses a request at once if it would be refused anyway (every slot
-   * busy, the queue full), counting it as shed: lets a transport answer
-   * before decoding anything. False: call `acquire` as usual.
+   * Refuses a request at once, counting it as shed, if every slot is busy
+   * and the queue full: a transport can then answer before reading the
+   * request, which under sustained overload is most of what a refusal would
+   * cost. False: read the request and call `acquire` as usual.
    */
-  shedIfFull(): boolean {
-    this.#load?.update(this.now());
-    if (this.#running < this.limit || this.#queue.size < this.#queueRoom()) return false;
-    this.#load?.press();
-    this.#refused(this.now());
+  refuseIfFull(): boolean {
+    if (this.#running < this.limit || this.#queued < this.limits.maxQueued) return false;
+    this.#shed++;
     return true;
   }
 
-  /** Counts a refusal at `now`. */
-  #refused(now: number): void {
-    this.#shed++;
-    this.#lastShed = now;
-  }
-
-  /** How many may wait now: `maxQueued`, in proportion to the adaptive limit. */
-  #queueRoom(): number {
-    const { maxQueued, maxInFlight } = this.limits;
-    return this.#load ? Math.ceil((maxQueued * this.#load.value) / maxInFlight) : maxQueued;
+  /** Whether the queue stands (see the class): served newest first. */
+  standing(now = this.now()): boolean {
+    return this.#aboveSince !== undefined && now - this.#aboveSince >= this.limits.intervalMs;
   }
 
   /**
-   * How long a waiter may wait now: short once the queue has stood for
-   * `maxWaitMs` or while requests are being shed.
-   */
-  #waitLimit(now: number): number {
-    if (this.#queue.size === 0) this.#lastEmpty = now;
-    const { maxWaitMs, overloadWaitMs } = this.limits;
-    const overload = now - this.#lastEmpty > maxWaitMs || now - this.#lastShed < maxWaitMs;
-    return overload ? overloadWaitMs : maxWaitMs;
-  }
-
-  /**
-   * A slot for one request: at once if one is free, after a wait if the
-   * queue has room, else rejects with `overloaded()`. Rejects with
-   * `canceled` if `signal` aborts while waiting.
+   * A slot for one request: at once if one is free, else after a wait in
+   * the queue. Rejects with `overloaded()` if the queue is full (or the
+   * request is shed from it), with the signal's reason (`deadline_exceeded`,
+   * `canceled`) if `signal` aborts while waiting.
    */
   acquire(signal?: AbortSignal, kind = ""): Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const now = this.now();
     this.#load?.update(now);
-    if (this.#running < this.limit && this.#queue.size === 0) {
+    if (this.#running < this.limit && this.#queued === 0) {
       this.#running++;
       return Promise.resolve(this.#releaser(kind, now));
     }
     this.#load?.press();
-    const waitMs = this.#waitLimit(now);
-    if (this.#queue.size >= this.#queueRoom()) {
-      this.#refused(now);
-      return Promise.reject(OVERLOADED);
+    this.#observe(now);
+    if (this.#queued >= this.limits.maxQueued) {
+      const oldest = this.#oldest;
+      if (!this.standing(now) || oldest === undefined) {
+        this.#shed++;
+        return Promise.reject(OVERLOADED);
+      }
+      this.#shed++;
+      oldest.reject(OVERLOADED);
     }
     return new Promise<Release>((resolve, reject) => {
-      const leave = () => {
-        this.#queue.delete(waiter);
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      };
       const onAbort = () => {
-        leave();
+        this.#unlink(waiter);
         reject(abortError(signal));
       };
       const waiter: Waiter = {
         since: now,
         kind,
+        older: this.#newest,
+        newer: undefined,
         admit: (release) => {
-          leave();
+          this.#unlink(waiter);
+          signal?.removeEventListener("abort", onAbort);
           resolve(release);
         },
         reject: (err) => {
-          leave();
+          this.#unlink(waiter);
+          signal?.removeEventListener("abort", onAbort);
           reject(err);
         },
       };
-      const timer = setTimeout(() => this.#shedWaiter(waiter), waitMs);
+      if (this.#newest) this.#newest.newer = waiter;
+      else this.#oldest = waiter;
+      this.#newest = waiter;
+      this.#queued++;
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.#queue.add(waiter);
     });
   }
 
-  #shedWaiter(waiter: Waiter): void {
-    this.#refused(this.now());
-    waiter.reject(OVERLOADED);
+  #unlink(waiter: Waiter): void {
+    if (waiter.older) waiter.older.newer = waiter.newer;
+    else if (this.#oldest === waiter) this.#oldest = waiter.newer;
+    else return; // not in the queue (any more)
+    if (waiter.newer) waiter.newer.older = waiter.older;
+    else this.#newest = waiter.older;
+    waiter.older = undefined;
+    waiter.newer = undefined;
+    this.#queued--;
+  }
+
+  /** The next waiter to run: oldest first, newest first under a standing queue. */
+  #next(now: number): Waiter | undefined {
+    this.#observe(now);
+    return this.standing(now) ? this.#newest : this.#oldest;
+  }
+
+  /**
+   * CoDel's measure, the queue's delay: how long its oldest waiter has
+   * waited (in FIFO order, the wait of what leaves the queue; in LIFO order
+   * the newest leave at once, so their wait would say nothing).
+   */
+  #observe(now: number): void {
+    const oldest = this.#oldest;
+    if (oldest === undefined || now - oldest.since < this.limits.targetMs) {
+      this.#aboveSince = undefined;
+    } else {
+      this.#aboveSince ??= oldest.since + this.limits.targetMs;
+    }
   }
 
   /** The release of a slot taken at `since` by a call of `kind`. */
@@ -239,20 +247,42 @@ export class Admission {
       const now = this.now();
       if (succeeded) this.#load?.sample(kind, now - since);
       this.#load?.update(now);
-      const waitLimit = this.#waitLimit(now);
-      for (const waiter of this.#queue) {
-        if (this.#running >= this.limit) return;
-        // Queued under a burst's limit but overload has set in since: it
-        // would run late, so it is shed and the slot goes to a newer one.
-        if (now - waiter.since > waitLimit) {
-          this.#shedWaiter(waiter);
-          continue;
-        }
+      while (this.#running < this.limit) {
+        const waiter = this.#next(now);
+        if (waiter === undefined) return;
         this.#running++;
         waiter.admit(this.#releaser(waiter.kind, now));
       }
     };
   }
+}
+
+/**
+ * A slot for a call of `kind` that may wait for it until `timeoutMs` has
+ * passed (then `deadline_exceeded`) or `signal` aborts (the client left, or
+ * its own deadline passed). The timer is made only for a call that will wait.
+ */
+export function acquireWithin(
+  admission: Admission,
+  signal: AbortSignal,
+  kind: string,
+  timeoutMs: number,
+): Promise<Release> {
+  if (admission.inFlight < admission.limit && admission.queued === 0) {
+    return admission.acquire(signal, kind);
+  }
+  const wait = new AbortController();
+  const timer = setTimeout(() => wait.abort(deadlineExceeded()), timeoutMs);
+  const onAbort = () => wait.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return admission.acquire(wait.signal, kind).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  });
+}
+
+function deadlineExceeded(): ConnectError {
+  return new ConnectError("the request took longer than its deadline", Code.DeadlineExceeded);
 }
 
 /**

@@ -39,7 +39,8 @@ export function healthService(
 
     // The status now, then each change, until the client leaves or the
     // server drains: the last message of a draining server is NOT_SERVING,
-    // and ending the stream then lets shutdown finish without waiting.
+    // then the stream ends at once with `unavailable` (as a server going
+    // away does), so shutdown does not wait for it.
     async *watch(req, ctx): AsyncGenerator<HealthCheckResponse> {
       let last = await current(req.service);
       yield create(HealthCheckResponseSchema, { status: last });
@@ -51,8 +52,14 @@ export function healthService(
           yield create(HealthCheckResponseSchema, { status });
         }
       }
+      if (monitor.draining) throw shuttingDown();
     },
   };
+}
+
+/** How a long stream ends when the server drains. */
+export function shuttingDown(): ConnectError {
+  return new ConnectError("the server is shutting down", Code.Unavailable);
 }
 
 /** Resolves after WATCH_INTERVAL_MS, or sooner on a drain or when `signal` aborts. */

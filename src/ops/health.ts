@@ -1,6 +1,6 @@
-import { sql } from "kysely";
 import type { Db } from "../db/database.js";
 import { isMigrated } from "../db/migrate.js";
+import { checkServingOn } from "../db/serving-check.js";
 
 /** The database is probed at most this often, however often anybody asks. */
 const PROBE_INTERVAL_MS = 1000;
@@ -14,9 +14,10 @@ export type HealthState = "serving" | "not_serving";
 
 export interface HealthOptions {
   /**
-   * Asks the database whether it answers (resolves) or not (rejects): on a
-   * connection of its own, so a busy users' pool does not make the replica
-   * look down and probes take nothing from users. Default: `SELECT 1` on `db`.
+   * Asks the database whether it can serve (resolves) or not (rejects;
+   * db/serving-check.ts): on a connection of its own, so a busy users' pool
+   * does not make the replica look down and probes take nothing from users.
+   * Default: the same check on `db`.
    */
   probe?: () => Promise<unknown>;
 }
@@ -41,23 +42,30 @@ export class HealthMonitor {
   #probing: Promise<boolean> | undefined;
   #probedAt = Number.NEGATIVE_INFINITY;
   #listeners = new Set<() => void>();
+  readonly #drain = new AbortController();
   readonly #probe: () => Promise<unknown>;
 
   constructor(
     private readonly db: Db,
     options: HealthOptions = {},
   ) {
-    this.#probe = options.probe ?? (() => sql`SELECT 1`.execute(db));
+    this.#probe = options.probe ?? (() => checkServingOn(db));
   }
 
   get draining(): boolean {
     return this.#draining;
   }
 
+  /** Aborts when the service starts draining: long streams end then. */
+  get drainSignal(): AbortSignal {
+    return this.#drain.signal;
+  }
+
   /** From now on the service reports NOT_SERVING; Watch streams hear it at once. */
   startDraining(): void {
     this.#draining = true;
     for (const listener of this.#listeners) listener();
+    this.#drain.abort();
   }
 
   /**

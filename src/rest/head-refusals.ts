@@ -32,10 +32,8 @@ function problem(status: number, code: Code, detail: string): Problem {
 }
 
 /**
- * The HTTP/1.1 server's `clientError` listener: Node's parser refused the
- * request (a head over the size limit: 431; bytes that are not HTTP: 400),
- * so there is no request object and the answer is written to the socket,
- * which is then closed, as Node's default listener does.
+ * The HTTP/1.1 server's `clientError` listener: Node's parser refused the head
+ * (431 too large, 400 not HTTP), so the problem is written to the socket, then closed.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   // A socket the client reset, or one in the middle of a response, gets no second answer.
@@ -58,10 +56,8 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 }
 
 /**
- * An `onRequest` hook for HTTP/2: the service advertises
- * SETTINGS_MAX_HEADER_LIST_SIZE, which Node does not enforce, so a larger
- * header list gets the same 431 as HTTP/1.1 (RFC 9113 §6.5.2 allows it).
- * Sizes count as that setting does: name, value and 32 per field.
+ * An HTTP/2 `onRequest` hook: Node does not enforce the SETTINGS_MAX_HEADER_LIST_SIZE
+ * it advertises, so a larger header list gets 431 here (RFC 9113 §6.5.2).
  */
 export async function refuseLargeHttp2Head(
   request: AppRequest,

@@ -16,10 +16,8 @@ import {
 } from "./schemas.js";
 
 /**
- * The route schemas of the REST gateway, one per operation: Fastify
- * validates params, query and body with them, serializes each documented
- * response with them, and @fastify/swagger turns them into /openapi.json.
- * A response a route can give must be listed here, with its status.
+ * The REST gateway's route schemas, one per operation: they validate, serialize
+ * and make /openapi.json, so every response a route can give is listed here.
  */
 
 export const json = <T extends TSchema>(description: string, schema: T) => ({

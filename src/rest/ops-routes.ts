@@ -8,12 +8,9 @@ export interface OpsRoutesOptions {
 }
 
 /**
- * `/healthz` (liveness: the process answers) and `/readyz` (readiness: the
- * database answers, migrations are applied, not draining), both from cached
- * state: a flood of them costs no database work. `/metrics` has a listener
- * of its own (metrics-server.ts). No authentication: probes and scrapers carry no token, and
- * none of these reveal user data. Their log lines are at debug level
- * (`quiet`): probes come every few seconds and would drown the request log.
+ * `/healthz` (the process answers) and `/readyz` (database, migrations, not
+ * draining), from cached state and without authentication: probes carry no
+ * token. Logged at debug level, or probes would drown the request log.
  */
 export async function opsRoutes(app: App, { health }: OpsRoutesOptions) {
   const quiet = { config: { quiet: true } };

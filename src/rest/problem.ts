@@ -42,9 +42,8 @@ export const UNSUPPORTED_MEDIA_TYPE =
   "a request body must be JSON, sent with content-type: application/json";
 
 /**
- * The REST gateway's one error mapping: ConnectErrors get the status of their
- * code, Fastify's own client errors keep their 4xx, its handler timeout is 504,
- * anything else is an internal error whose cause is not shown.
+ * The REST gateway's one error mapping: a ConnectError's code gives the status,
+ * Fastify's 4xx stay, anything else is an internal error whose cause is not shown.
  */
 export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {

@@ -5,7 +5,7 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { App } from "../app-server.js";
 import type { Authenticator } from "../auth/authenticator.js";
-import type { Admission } from "../ops/admission.js";
+import { type Admission, acquireWithin } from "../ops/admission.js";
 import { clientGone } from "../ops/client-gone.js";
 import { recordOutcome } from "../ops/outcome.js";
 import {
@@ -65,29 +65,38 @@ export async function restRoutes(
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
   });
-  // Admission first: a shed request costs no token check. The slot is held
-  // until the response is sent or the client leaves.
-  app.addHook("onRequest", async (request, reply) => {
-    if (clientGone(request.raw)) throw errors.canceled();
-    const left = new AbortController();
-    const onClose = () => left.abort();
-    reply.raw.once("close", onClose);
-    // The route's "METHOD /path" label, made once per route (ops/request-log.ts).
-    const release = await admission.acquire(left.signal, request.routeOptions.config.procedure);
-    reply.raw.off("close", onClose);
-    if (clientGone(request.raw)) {
-      release(false);
-      throw errors.canceled();
-    }
-    reply.raw.once("close", () => release(reply.statusCode < 400));
-  });
+  // The token first: a caller without one never waits for a slot.
   app.addHook("onRequest", async (request) => {
+    if (clientGone(request.raw)) throw errors.canceled();
     const userId = await authenticator.authenticate(request.headers.authorization);
     recordOutcome(request, { userId });
   });
   // A POST without a body is a POST of `{}`: then the body schema decides.
   app.addHook("preValidation", async (request) => {
     if (request.method === "POST" && request.body === undefined) request.body = {};
+  });
+
+  // Admission last, right before the handler: the token is verified and the
+  // whole body read, size-checked and validated, so a slot counts work, never
+  // a slow sender. It waits until the route's deadline or until the client
+  // leaves; the slot is held until the response is sent or the client leaves.
+  // (Fastify's request.signal will not do: on HTTP/1.1 it aborts once the
+  // body is read, when Node closes the IncomingMessage.)
+  app.addHook("preHandler", async (request, reply) => {
+    if (clientGone(request.raw)) throw errors.canceled();
+    const left = new AbortController();
+    const onClose = () => left.abort();
+    reply.raw.once("close", onClose);
+    // The route's "METHOD /path" label, made once per route (ops/request-log.ts).
+    const kind = request.routeOptions.config.procedure ?? request.url;
+    const release = await acquireWithin(admission, left.signal, kind, requestTimeoutMs).finally(
+      () => reply.raw.off("close", onClose),
+    );
+    if (reply.sent || clientGone(request.raw)) {
+      release(false);
+      throw errors.canceled();
+    }
+    reply.raw.once("close", () => release(reply.statusCode < 400));
   });
 
   app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {

@@ -2,9 +2,8 @@ import { type Static, type TSchema, Type } from "@fastify/type-provider-typebox"
 import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**
- * The REST JSON, described once: these TypeBox schemas validate requests,
- * serialize responses, type handlers and make the OpenAPI document. Times are
- * RFC 3339 UTC with milliseconds; nullable fields are present as null.
+ * The REST JSON, described once (validation, serialization, types, OpenAPI).
+ * Times are RFC 3339 UTC with milliseconds; nullable fields are present as null.
  */
 
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);

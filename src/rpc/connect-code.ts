@@ -2,8 +2,8 @@ import { Code } from "@connectrpc/connect";
 
 /**
  * Connect's codes as the protocol names them on the wire, and the HTTP status
- * it gives each (connectrpc.com/docs/protocol, "Error Codes"). connect-es has
- * both, but only among its exports marked internal (no semantic versioning).
+ * it gives each (connectrpc.com/docs/protocol): connect-es exports them only
+ * as internal API.
  */
 const CODES: Record<Code, [name: string, httpStatus: number]> = {
   [Code.Canceled]: ["canceled", 499],

@@ -1,13 +1,9 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 
 /**
- * Ends a unary call with `deadline_exceeded` once `timeoutMs` has passed, or
- * once the client's own deadline (`grpc-timeout`, `connect-timeout-ms`) has,
- * whichever comes first. Connect only aborts `req.signal` at the client's
- * deadline; a handler blocked on the database would still answer late, after
- * the client gave up, holding the caller's slot. The handler's work may go on
- * after the answer; its result is dropped. Streams are left alone: a health
- * Watch or a reflection conversation lasts as long as its client wants.
+ * Ends a unary call with `deadline_exceeded` at `timeoutMs` or the client's own
+ * deadline, whichever comes first: Connect only aborts `req.signal`, and a
+ * handler blocked on the database would answer late. Streams are left alone.
  */
 export function deadlineInterceptor(timeoutMs: number): Interceptor {
   return (next) => (req) => {

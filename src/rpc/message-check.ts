@@ -21,18 +21,11 @@ const EMPTY_ENVELOPE = new Uint8Array(ENVELOPE_HEADER);
 const unparsed = new WeakMap<object, string>();
 
 /**
- * A request message that does not parse is the caller's fault:
- * `invalid_argument` (HTTP 400, gRPC 3), as connect-go and grpc-go answer.
- * connect-es answers binary it cannot parse with `internal` (a 500), and it
- * parses before any interceptor runs, so no interceptor can change that.
- * This Fastify `preHandler` of the Connect routes reads a unary call's binary
- * body (at most `readMaxBytes` and an envelope), parses it, and hands Connect
- * the bytes it read. When they do not parse it hands Connect an empty message
- * instead and notes why; `unparsedMessageInterceptor`, the outermost
- * interceptor, then ends the call with that reason as `invalid_argument`, in
- * the call's own protocol as Connect writes it. Bodies it cannot judge
- * (too large, an unknown compression, broken framing, JSON, gRPC-Web text)
- * go to Connect as they are.
+ * A `preHandler` that parses a unary call's binary message itself: connect-es
+ * answers an unparsable one with `internal` before any interceptor runs, while
+ * it is the caller's fault (`invalid_argument`, as connect-go answers). Connect
+ * gets an empty message and `unparsedMessageInterceptor` ends the call; bodies
+ * this cannot judge (too large, unknown compression, JSON) pass through.
  */
 export function checkRequestMessage(services: DescService[], readMaxBytes: number) {
   const inputs = new Map<string, DescMessage>();

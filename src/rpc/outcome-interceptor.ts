@@ -2,10 +2,7 @@ import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/co
 import { userIdKey } from "./auth-interceptor.js";
 import { codeHttpStatus, codeName } from "./connect-code.js";
 
-/**
- * Where a call's outcome goes: its Connect code and its user, for the request
- * log and metrics: server.ts writes it to the Fastify request.
- */
+/** Where a call's outcome (Connect code and user) goes, for the request log and metrics. */
 export interface CallOutcome {
   settle(code: string, userId: string): void;
 }
@@ -16,11 +13,8 @@ export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefine
 });
 
 /**
- * Tells the request log and metrics how a call ended: its Connect code and
- * its user. Put it first (outermost) so it sees errors of every interceptor
- * after it, authentication included. Streams report when they end.
- * Failures that would be 5xx over HTTP go to `onFailure` (ops/failure-log.ts:
- * ours with their stack, shed load briefly and rate-limited).
+ * Reports how a call ended to the request log and metrics; outermost, so it sees
+ * every interceptor's errors. Failures that would be 5xx go to `onFailure`.
  */
 export function outcomeInterceptor(
   onFailure?: (err: unknown, status: number) => void,

@@ -42,12 +42,15 @@ export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
       router.service(QuizService, quizService(options.quizzes));
     },
     // outcomeInterceptor first (outermost): it sees the errors of the others.
-    // Admission inside the deadline: the slot is held while the handler really runs.
+    // Admission last: a slot goes only to a call whose token is verified and
+    // whose whole request is read, and is held while the handler really runs.
     interceptors: [
       outcomeInterceptor(options.onFailure),
       deadlineInterceptor(options.requestTimeoutMs),
-      ...(options.admission ? [admissionInterceptor(options.admission)] : []),
       authInterceptor(options.authenticator),
+      ...(options.admission
+        ? [admissionInterceptor(options.admission, options.requestTimeoutMs)]
+        : []),
     ],
   };
 }

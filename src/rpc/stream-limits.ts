@@ -1,4 +1,5 @@
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { shuttingDown } from "../ops/health-service.js";
 
 /**
  * The connection a call came on (an HTTP/2 session, an HTTP/1.1 socket):
@@ -19,10 +20,8 @@ export interface StreamLimits {
 }
 
 /**
- * Each Watch stream holds about 36 KiB: 1,000 are about 36 MiB, well inside
- * the manifest's memory limit. A tool or a load balancer needs a handful per
- * connection. Ten minutes of life, then the client re-opens: a stream
- * cannot pin a draining replica's memory for ever either.
+ * A tool or load balancer needs a handful of streams per connection; the total
+ * fits the manifest's memory limit, and a finite life keeps a draining replica free.
  */
 export const STREAM_LIMITS: StreamLimits = {
   perConnection: 16,
@@ -31,17 +30,18 @@ export const STREAM_LIMITS: StreamLimits = {
 };
 
 /**
- * Caps streaming calls of the services it is given to: at most
- * `perConnection` open on one connection and `total` in the process (more
- * are refused with `resource_exhausted` before the handler starts), each
- * ended after `lifetimeMs`. A slot is freed when the stream ends or its
- * client goes, whichever comes first. Unary calls pass through.
+ * Caps streaming calls per connection and per process (more get
+ * `resource_exhausted`) and ends each after `lifetimeMs`. Unary calls pass through.
  */
-export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): Interceptor {
+export function streamLimitsInterceptor(
+  limits: StreamLimits = STREAM_LIMITS,
+  drain?: AbortSignal,
+): Interceptor {
   const perConnection = new WeakMap<object, number>();
   let total = 0;
   return (next) => async (req) => {
     if (!req.stream) return next(req);
+    if (drain?.aborted) throw shuttingDown();
     const connection: object = req.contextValues.get(connectionKey) ?? fallbackConnection;
     const open = perConnection.get(connection) ?? 0;
     if (open >= limits.perConnection || total >= limits.total) {
@@ -56,11 +56,20 @@ export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): I
       released = true;
       clearTimeout(timer);
       req.signal.removeEventListener("abort", release);
+      drain?.removeEventListener("abort", onDrain);
       total--;
       perConnection.set(connection, (perConnection.get(connection) ?? 1) - 1);
     };
     const timer = setTimeout(() => lifetime.abort(), limits.lifetimeMs);
     req.signal.addEventListener("abort", release, { once: true });
+    // A drain ends the stream with `unavailable`, after what the handler
+    // says at once (a Watch's NOT_SERVING).
+    let draining = false;
+    const onDrain = () => {
+      draining = true;
+      setImmediate(() => lifetime.abort());
+    };
+    drain?.addEventListener("abort", onDrain, { once: true });
     let res: Awaited<ReturnType<typeof next>>;
     try {
       // The handler sees the end of its lifetime as an abort of its signal.
@@ -84,6 +93,7 @@ export function streamLimitsInterceptor(limits: StreamLimits = STREAM_LIMITS): I
           for (;;) {
             // A handler waiting for its client (reflection) would not notice the abort.
             const item = await Promise.race([messages.next(), ended]);
+            if (item.done && draining) throw shuttingDown();
             if (item.done) return;
             yield item.value;
           }

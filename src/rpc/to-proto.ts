@@ -11,11 +11,8 @@ import type {
   SnapshotQuestion,
 } from "../domain/session.js";
 
-// Messages are written as literals, not with protobuf-es's `create`: `create`
-// walks the schema twice per message (zero fields, then the init object), and
-// a page of 20 sessions has 60 messages in it. A literal with `$typeName` and
-// every field is what `create` returns for a proto3 message (to-proto.test.ts
-// compares the two).
+// Literals rather than protobuf-es's `create`, which walks the schema twice per
+// message; to-proto.test.ts checks they equal what `create` returns.
 
 /** A session as a protobuf message; `answers` empty for summaries. */
 export function sessionToProto(

@@ -68,8 +68,7 @@ export interface PracticePageOptions {
 
 /**
  * Serves the practice page at `/practice/` from memory. Public: the page holds
- * no data and reads the user's token from the URL fragment. Hashed assets are
- * cached for good; `index.html` is revalidated.
+ * no data and reads the user's token from the URL fragment.
  */
 export async function practicePageRoutes(app: App, { files, notFound }: PracticePageOptions) {
   const securityHeaders = {

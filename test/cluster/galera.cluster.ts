@@ -259,7 +259,7 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     expect(violations).toEqual({ getMissed: 0, listMissed: 0, errors: 0 });
   });
 
-  it("answers 503, never 500, from a node cut off from the cluster", async () => {
+  it("answers 503, never 500, from a node cut off from the cluster; /readyz 503 until it rejoins", async () => {
     const cut = nth(svc.replicas, 2);
     const node = nth(cluster.galera, 2);
     const user = "cut-off";
@@ -271,9 +271,9 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     const calls = 50;
     let readyz = 0;
     try {
-      // Its readiness fails too (the migration check reads a table), so a
-      // load balancer stops sending it traffic.
-      readyz = (await fetch(`${cut.baseUrl}/readyz`)).status;
+      // Its readiness fails too (wsrep_ready OFF, not Synced; a real table
+      // refuses reads), so a load balancer stops sending it traffic.
+      readyz = await readyzUntil(cut.baseUrl, 503);
       for (let i = 0; i < calls; i++) {
         const replies = await Promise.all([
           cut.rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`),
@@ -290,14 +290,28 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     } finally {
       await isolate(node, false);
     }
+    // Back in the primary component and Synced: ready again within a probe or two.
+    const rejoined = await readyzUntil(cut.baseUrl, 200);
     const seconds = ((performance.now() - t0) / 1000).toFixed(1);
     console.log(
       `[galera] cut-off node: ${calls * 5} calls, statuses ${JSON.stringify(Object.fromEntries(statuses))}; /readyz ${readyz}; cut, probed and rejoined in ${seconds} s`,
     );
     expect([...statuses.keys()]).toEqual([503]);
     expect(readyz).toBe(503);
+    expect(rejoined).toBe(200);
   });
 });
+
+/** Polls `/readyz` (cached, probed at most once a second) until it answers `want`, for up to 10 s. */
+async function readyzUntil(baseUrl: string, want: number): Promise<number> {
+  const deadline = Date.now() + 10_000;
+  let status = (await fetch(`${baseUrl}/readyz`)).status;
+  while (status !== want && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    status = (await fetch(`${baseUrl}/readyz`)).status;
+  }
+  return status;
+}
 
 function staleId(r: number): string {
   // A valid UUIDv7 shape, fixed per round, older than any the service makes.

@@ -1,6 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import { sql } from "kysely";
+import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Health,
@@ -52,6 +53,8 @@ function watch(service: string) {
     create(HealthCheckRequestSchema, { service }),
   );
   call.on("data", (m: HealthCheckResponse) => seen.push(m.status));
+  // A non-OK end is also an 'error' event: its status is read below.
+  call.on("error", () => {});
   const ended = new Promise<grpc.StatusObject>((resolve) => call.on("status", resolve));
   const last = () => seen.at(-1);
   return { seen, last, ended, close: () => client.close() };
@@ -115,6 +118,25 @@ describe("health", () => {
     },
   );
 
+  it.skipIf(testStore() === "sqlite")(
+    "is not ready while a real table cannot be read, though SELECT 1 answers",
+    async () => {
+      expect(await eventually(readyz, 200)).toBe(200);
+      const locker = await createConnection({ uri: svc.database.url });
+      await locker.query("LOCK TABLES practice_sessions WRITE");
+      try {
+        expect(await eventually(readyz, 503)).toBe(503);
+        expect(await eventually(check, ServingStatus.NOT_SERVING)).toBe(ServingStatus.NOT_SERVING);
+        // The process is up: liveness says so.
+        expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+      } finally {
+        await locker.query("UNLOCK TABLES");
+        await locker.end();
+      }
+      expect(await eventually(readyz, 200)).toBe(200);
+    },
+  );
+
   it("is not ready when it starts with a migration not applied (checked once, at start-up)", async () => {
     const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(svc.db);
     const name = rows[0]?.name ?? "";
@@ -154,7 +176,7 @@ describe("health", () => {
     await eventually(async () => watcher.last(), ServingStatus.SERVING);
     svc.health.startDraining();
     const status = await watcher.ended;
-    expect(status.code).toBe(grpc.status.OK);
+    expect(status.code).toBe(grpc.status.UNAVAILABLE);
     expect(watcher.seen).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
     expect(unknown.seen).toEqual([ServingStatus.SERVICE_UNKNOWN]);
     expect(await check()).toBe(ServingStatus.NOT_SERVING);

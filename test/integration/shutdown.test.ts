@@ -14,11 +14,13 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
+import { endStatus, grpcFrame } from "../support/h2-raw.js";
 import { TEST_SECRET } from "../support/service.js";
 
 let database: TestDatabase;
@@ -81,6 +83,8 @@ function watchHealth() {
     create(HealthCheckRequestSchema, {}),
   );
   call.on("data", (m: HealthCheckResponse) => seen.push(m.status));
+  // A non-OK end is also an 'error' event: its status is read below.
+  call.on("error", () => {});
   const ended = new Promise<number>((resolve) => call.on("status", (s) => resolve(s.code)));
   return { seen, ended, close: () => client.close() };
 }
@@ -103,6 +107,27 @@ describe.skipIf(testStore() === "sqlite")("graceful shutdown on SIGTERM", () => 
     const base = `http://127.0.0.1:${port}`;
     const path = `/quizzes/${quiz.quizId}/sessions`;
     const watcher = watchHealth();
+    // A reflection conversation left open: it must not hold the drain.
+    const reflectionSession = http2Connect(base);
+    const reflection = reflectionSession.request({
+      ":method": "POST",
+      ":path": "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+      "content-type": "application/grpc",
+      te: "trailers",
+    });
+    reflection.on("error", () => {});
+    reflection.write(
+      grpcFrame(
+        toBinary(
+          ServerReflectionRequestSchema,
+          create(ServerReflectionRequestSchema, {
+            messageRequest: { case: "listServices", value: "" },
+          }),
+        ),
+      ),
+    );
+    const reflectionEnded = endStatus(reflection);
+    await new Promise<void>((resolve) => reflection.once("data", () => resolve()));
     // Idle keep-alive connections, HTTP/1.1 and HTTP/2, that must not hold the exit up.
     const agent = new Agent({ keepAlive: true });
     await new Promise<void>((resolve, reject) =>
@@ -143,8 +168,9 @@ describe.skipIf(testStore() === "sqlite")("graceful shutdown on SIGTERM", () => 
       await new Promise((r) => setTimeout(r, 500));
       expect(child.kill("SIGTERM")).toBe(true);
 
-      // Draining: health watchers hear NOT_SERVING and their stream ends cleanly.
-      expect(await watcher.ended).toBe(grpc.status.OK);
+      // Draining: health watchers hear NOT_SERVING, then their stream ends at once (unavailable).
+      expect(await watcher.ended).toBe(grpc.status.UNAVAILABLE);
+      expect(await reflectionEnded).toBe(grpc.status.UNAVAILABLE);
       expect(watcher.seen).toEqual([ServingStatus.SERVING, ServingStatus.NOT_SERVING]);
       expect(await accepts()).toBe(false);
       expect(exited.at).toBe(0); // still finishing the requests
@@ -165,6 +191,7 @@ describe.skipIf(testStore() === "sqlite")("graceful shutdown on SIGTERM", () => 
     grpcClient.close();
     agent.destroy();
     idleH2.destroy();
+    reflectionSession.destroy();
     // The requests' work was done, not just answered.
     const row = await database.db
       .selectFrom("practice_sessions")

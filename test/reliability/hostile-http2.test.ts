@@ -4,7 +4,6 @@ import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { StartSessionRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { admissionLimits } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import {
   EMPTY_MESSAGE,
@@ -137,7 +136,7 @@ describe("long-lived streams, with small caps", () => {
 });
 
 describe("streams the client resets", () => {
-  it("starts no handler for a StartSession whose client reset it while it waited", async () => {
+  it("starts no handler (creates no session) for at most 1% of StartSessions reset right after their request", async () => {
     const users = Array.from({ length: 200 }, (_, i) => `reset-${i}`);
     const body = grpcFrame(
       toBinary(
@@ -172,12 +171,11 @@ describe("streams the client resets", () => {
       .where("user_id", "like", "reset-%")
       .executeTakeFirstOrThrow();
     reportFigures("reset StartSession calls", { reset: users.length, created: Number(created.n) });
-    // node:http2 sends each RST_STREAM after the call's frames were flushed:
-    // the calls that got a slot at once (admission's maxInFlight, 10 by
-    // default) started before their reset arrived. Every other one waited,
-    // its reset arrived meanwhile, and it must never start.
-    const connections = users.length / perConnection;
-    expect(Number(created.n)).toBeLessThanOrEqual(connections * admissionLimits(10).maxInFlight);
+    // node:http2 sends each RST_STREAM right after the call's frames: by the
+    // time the call has been read and its token checked, the reset has
+    // arrived, and the admission interceptor starts no handler for it.
+    // At most 1% may slip through.
+    expect(Number(created.n)).toBeLessThanOrEqual(users.length / 100);
   });
 
   it("sends GOAWAY ENHANCE_YOUR_CALM to a connection that keeps resetting its streams", async () => {

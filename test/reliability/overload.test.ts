@@ -1,9 +1,10 @@
-import { type ClientHttp2Session, constants } from "node:http2";
 import { Writable } from "node:stream";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Admission } from "../../src/ops/admission.js";
+import { ListSessionsRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { Admission, admissionLimits } from "../../src/ops/admission.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { endStatus, grpcFrame, grpcRequest, h2Connect } from "../support/h2-raw.js";
@@ -62,48 +63,18 @@ const failureLines = (lines: string[]) =>
 
 const LIST_PATH = "/practice.v1.PracticeSessionService/ListSessions";
 
-/** Not a protobuf message, and no token: decoded, either would refuse the call for that. */
-const garbage = grpcFrame(Buffer.from([0xff, 0xff, 0xff]));
-/** A ListSessions request that parses (all fields unset), without a token: admission decides first. */
-const emptyRequest = grpcFrame(new Uint8Array());
-
-/** The access log lines (one per request) of RPCs. */
-const requestLines = (lines: string[]) =>
-  lines
-    .map((l) => JSON.parse(l) as { msg: string; procedure?: string; code?: string })
-    .filter((l) => l.msg === "request" && l.procedure === LIST_PATH);
-
 async function until(done: () => boolean, ms = 3000) {
   const deadline = Date.now() + ms;
   while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }
 
-/** A Connect JSON call over HTTP/2: its status and parsed body. */
-function connectOverH2(session: ClientHttp2Session, body: string): Promise<[number, unknown]> {
-  return new Promise((resolve, reject) => {
-    const stream = session.request({
-      ":method": "POST",
-      ":path": LIST_PATH,
-      "content-type": "application/json",
-    });
-    let status = 0;
-    const chunks: Buffer[] = [];
-    stream.on("response", (headers) => {
-      status = Number(headers[":status"]);
-    });
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-    stream.on("end", () => resolve([status, JSON.parse(Buffer.concat(chunks).toString())]));
-    stream.on("error", reject);
-    stream.end(body);
-  });
-}
+/** Admission for one call at a time and `maxQueued` waiters; the queue never stands within a test (a full one refuses the newcomer). */
+const oneSlot = (maxQueued = 1) =>
+  new Admission({ ...admissionLimits(1), maxQueued, intervalMs: 600_000 });
 
-/**
- * Admission for one call at a time and `maxQueued` waiters, who wait `waitMs`
- * (by default long: the tests hold the slot).
- */
-const oneSlot = (maxQueued = 1, waitMs = 5000) =>
-  new Admission({ maxInFlight: 1, maxQueued, maxWaitMs: waitMs, overloadWaitMs: waitMs });
+/** A ListSessions request for `quizId` as one gRPC message. */
+const listRequest = (quizId: string) =>
+  grpcFrame(toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })));
 
 describe("admission control", () => {
   const admission = oneSlot();
@@ -112,15 +83,18 @@ describe("admission control", () => {
   it("sheds calls beyond the limit at once (REST 503 + Retry-After, RPC unavailable); a cancelled waiter leaves the queue", async () => {
     const { svc, lines, quiz } = ctx;
     const list = `/quizzes/${quiz.quizId}/sessions`;
+    const headers = await svc.auth("u");
     const t0 = performance.now();
     // The one slot is busy (held here, as a slow request would hold it).
     const busy = await admission.acquire();
     const waiting = new AbortController();
-    const queued = svc.rest("u", "GET", list, { signal: waiting.signal }).catch(() => "aborted");
+    const queued = admission.acquire(waiting.signal).then(
+      () => "admitted",
+      () => "aborted",
+    );
     await until(() => admission.queued === 1);
     expect(admission.queued).toBe(1);
 
-    const headers = await svc.auth("u");
     const rest = await Promise.all(Array.from({ length: 40 }, () => svc.rest("u", "GET", list)));
     const grpc = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -168,108 +142,40 @@ describe("admission control", () => {
   });
 });
 
-describe("refusing when full", () => {
-  const admission = oneSlot();
-  let svc: TestService;
-  let lines: string[];
+describe("slots count work, not waiting", () => {
+  // One slot, held here: whatever waits for it is in the queue.
+  const admission = oneSlot(5);
+  const ctx = withQuizService(admission);
 
-  withLoggedService(admission, (started) => {
-    ({ svc, lines } = started);
-  });
-
-  it("refuses a gRPC or Connect call at once when no slot or queue place is left", async () => {
+  it("gives no slot or queue place to a call without a valid token, or whose body is still coming", async () => {
+    const { svc, quiz } = ctx;
     const busy = await admission.acquire();
-    const waiting = new AbortController();
-    const queued = admission.acquire(waiting.signal).catch(() => "left");
-    const shedBefore = admission.shed;
     const session = await h2Connect(svc.baseUrl);
     try {
-      const status = await endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
-      const connect = await fetch(`${svc.baseUrl}${LIST_PATH}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}",
+      // No token: refused for that, not queued behind the busy slot.
+      const grpc = await endStatus(grpcRequest(session, LIST_PATH, listRequest(quiz.quizId)));
+      const rest = await fetch(`${svc.baseUrl}/quizzes/${quiz.quizId}/sessions`);
+      expect([grpc, rest.status, admission.queued]).toEqual([Code.Unauthenticated, 401, 0]);
+      // A valid token, but the body has not all come: no place in the queue.
+      const headers = await svc.auth("u");
+      const slow = session.request({
+        ":method": "POST",
+        ":path": LIST_PATH,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...headers,
       });
-      const connectH2 = await connectOverH2(session, "{}");
-      expect(status).toBe(Code.Unavailable);
-      const refusal = { code: "unavailable", message: "server overloaded, try again" };
-      expect([connect.status, await connect.json()]).toEqual([503, refusal]);
-      expect(connectH2).toEqual([503, refusal]);
-      expect(admission.shed - shedBefore).toBe(3);
-      // Each still has its request log line.
-      await until(() => requestLines(lines).length >= 3);
-      expect(requestLines(lines).map((l) => [l.procedure, l.code])).toEqual([
-        [LIST_PATH, "unavailable"],
-        [LIST_PATH, "unavailable"],
-        [LIST_PATH, "unavailable"],
-      ]);
-    } finally {
-      session.destroy();
-      waiting.abort();
-      await queued;
+      slow.on("error", () => {});
+      slow.write(listRequest(quiz.quizId).subarray(0, 3));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(admission.queued).toBe(0);
+      // Once it has, it waits for the slot.
+      slow.end(listRequest(quiz.quizId).subarray(3));
+      await until(() => admission.queued === 1);
+      expect(admission.queued).toBe(1);
+      const status = endStatus(slow);
       busy();
-    }
-    // With a slot free, the same garbage is read and refused for what it is.
-    const session2 = await h2Connect(svc.baseUrl);
-    try {
-      const status = await endStatus(grpcRequest(session2, LIST_PATH, garbage));
-      expect(status).not.toBe(Code.Unavailable);
-    } finally {
-      session2.destroy();
-    }
-  });
-});
-
-describe("waiting for a slot", () => {
-  // One slot, one waiter, who is shed after 50 ms.
-  const admission = oneSlot(1, 50);
-  let svc: TestService;
-  let lines: string[];
-
-  withLoggedService(admission, (started) => {
-    ({ svc, lines } = started);
-  });
-
-  it("queues a gRPC or Connect call: shed from the queue, or run once given a slot", async () => {
-    const session = await h2Connect(svc.baseUrl);
-    const busy = await admission.acquire();
-    try {
-      const shedBefore = admission.shed;
-      const grpc = endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
-      await until(() => admission.queued === 1);
-      expect(admission.queued).toBe(1);
-      expect(await grpc).toBe(Code.Unavailable);
-      const connect = fetch(`${svc.baseUrl}${LIST_PATH}`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}",
-      });
-      await until(() => admission.queued === 1);
-      expect(admission.queued).toBe(1);
-      const refused = await connect;
-      expect([refused.status, await refused.json()]).toEqual([
-        503,
-        { code: "unavailable", message: "server overloaded, try again" },
-      ]);
-      expect(admission.shed - shedBefore).toBe(2);
-      await until(() => requestLines(lines).length >= 2);
-      expect(requestLines(lines).map((l) => l.code)).toEqual(["unavailable", "unavailable"]);
-
-      // A waiter whose client resets its stream leaves the queue: it is not shed later.
-      const reset = grpcRequest(session, LIST_PATH, emptyRequest);
-      await until(() => admission.queued === 1);
-      expect(admission.queued).toBe(1);
-      reset.close(constants.NGHTTP2_CANCEL);
-      await until(() => admission.queued === 0);
-      expect([admission.queued, admission.shed - shedBefore]).toEqual([0, 2]);
-
-      // A waiter that gets the slot runs: no token, so it is refused for that.
-      const admitted = endStatus(grpcRequest(session, LIST_PATH, emptyRequest));
-      await until(() => admission.queued === 1);
-      busy();
-      expect(await admitted).not.toBe(Code.Unavailable);
-      await until(() => admission.inFlight === 0);
-      expect([admission.inFlight, admission.queued]).toEqual([0, 0]);
+      expect(await status).toBe(0);
     } finally {
       busy();
       session.destroy();
@@ -319,6 +225,8 @@ describe("log lines of a flood of refused calls", () => {
     const { svc, lines, quiz } = ctx;
     const busy = await admission.acquire();
     const session = await h2Connect(svc.baseUrl);
+    const headers = await svc.auth("u");
+    const message = listRequest(quiz.quizId);
     const t0 = performance.now();
     const shed = 400;
     const shedRest = 300;
@@ -326,10 +234,10 @@ describe("log lines of a flood of refused calls", () => {
     try {
       statuses = await Promise.all([
         ...Array.from({ length: shed }, () =>
-          endStatus(grpcRequest(session, LIST_PATH, emptyRequest)),
+          endStatus(grpcRequest(session, LIST_PATH, message, headers)),
         ),
         ...Array.from({ length: shedRest }, () =>
-          fetch(`${svc.baseUrl}/quizzes/1/sessions`).then((r) => r.status),
+          fetch(`${svc.baseUrl}/quizzes/1/sessions`, { headers }).then((r) => r.status),
         ),
       ]);
     } finally {

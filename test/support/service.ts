@@ -10,7 +10,7 @@ import type { JwtConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/one-port.js";
-import type { Admission } from "../../src/ops/admission.js";
+import { type Admission, admissionLimits } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import { metricsServer } from "../../src/ops/metrics-server.js";
@@ -55,14 +55,9 @@ export interface TestService {
 
 /**
  * Admission limits that admit every caller of the race and fault suites (up
- * to 1,000 at once): admission control has tests of its own.
+ * to 1,000 at once): the service's own, for a pool of 10.
  */
-export const RACE_ADMISSION = {
-  maxInFlight: 10,
-  maxQueued: 1000,
-  maxWaitMs: 30_000,
-  overloadWaitMs: 30_000,
-};
+export const RACE_ADMISSION = admissionLimits(10);
 
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */

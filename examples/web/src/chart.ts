@@ -11,12 +11,9 @@ const HEIGHT = 200;
 const PAD = { left: 44, right: 16, top: 14, bottom: 30 };
 
 /**
- * Scores over time as an inline SVG: one point per completed session, oldest
- * on the left, evenly spaced (sessions, not days, are what a learner counts).
- * For assistive technology it is one image (`role="img"`) whose accessible
- * name says what the chart shows in words; each point also has a `<title>`
- * (a tooltip). `width` is the width it will be shown at (CSS pixels), so
- * that its text is not scaled down.
+ * Scores over time as an inline SVG, one evenly spaced point per completed
+ * session (sessions, not days, are what a learner counts); one image, named in
+ * words, for assistive technology. `width`: the CSS width, so text is not scaled.
  */
 export function scoreChart(points: readonly ScorePoint[], width = 640): SVGSVGElement {
   const WIDTH = Math.max(280, Math.round(width));

@@ -9,11 +9,8 @@ import { Reporter } from "./report.js";
 import { Sender, type SenderListener } from "./sender.js";
 
 /**
- * The practice page: without a quiz, the list of quizzes to pick from; with
- * one, practise it (questions, answers with feedback, completion, score and
- * review) and see the history of one's sessions on it with a chart of the
- * scores. Answers are kept on the device until the service has them
- * (device-store.ts, sender.ts). Wiring only.
+ * The practice page, wiring only: without a quiz, the list of quizzes; with one,
+ * practising it (practice.ts) and the history of one's sessions (history.ts).
  */
 
 const config = readConfig();

@@ -31,11 +31,8 @@ interface QuestionView {
 }
 
 /**
- * Practising one quiz: its title and questions, a session started or resumed
- * (StartSession), an answer per question, then completion and a review
- * (GetSession, which carries the correct answers once the session is
- * completed). Answers and the completion go through the device store and the
- * sender: each is kept on this device until the service has it.
+ * Practising one quiz: start or resume, an answer per question, completion and a
+ * review. Answers and the completion stay on this device until the service has them.
  */
 export class Practice implements SenderListener {
   private readonly ui = {

@@ -7,10 +7,8 @@ import { scoreBand } from "./bands.js";
 import { dateTimeFormat, element, h } from "./dom.js";
 
 /**
- * A completed session's score and review: each question, the user's answer,
- * right or not, and the correct answer (GetSession carries them once the
- * session is completed). Just completed, it offers "Practise again"; a past
- * session opened from the history offers to close the review instead.
+ * A completed session's score and review: each question, the user's answer and
+ * the correct one. Just completed it offers to practise again; a past one, to close.
  */
 export class ResultView {
   private readonly ui = {

@@ -44,12 +44,9 @@ const TRANSIENT = new Set([
 ]);
 
 /**
- * Sends what the device store holds, oldest first, one call at a time,
- * until the service has each thing or refuses it: on start (a reload), when
- * the browser says it is online again, when the tab becomes visible, after
- * each new answer, and on a backoff timer while the service cannot be
- * reached. Sending again is harmless: the same answer to the same question
- * is OK, and completing a completed session gives it back.
+ * Sends what the device store holds, oldest first, one call at a time, until the
+ * service has or refuses each: on start, when back online or visible, after each
+ * answer, and on a backoff timer. Sending again is harmless: both calls are retry-safe.
  */
 export class Sender {
   private running = false;
