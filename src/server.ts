@@ -118,6 +118,11 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.
     ajv: { customOptions: { coerceTypes: false } },
+    // A response's nullable fields (anyOf [T, null]) are serialized by the
+    // branch their value validates against; the values are ours, so the type
+    // decides it: re-checking each time's date-time format on every response
+    // is work for nothing.
+    serializerOpts: { ajv: { validateFormats: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
