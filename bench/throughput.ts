@@ -7,6 +7,10 @@
  *   Connect JSON  vs REST
  * Closed loops at several concurrencies; the method is in BENCHMARKS.md.
  *
+ * BENCH_ABLATION=1 (`npm run bench:ablation`): instead, REST and gRPC list on
+ * the same service under other runtimes (bench/lib/variants.ts: Node 20, an
+ * older protobuf-es), each against the current one, at 16 callers.
+ *
  * BENCH_QUICK=1: one round of 1 s at 16 callers (checks it runs end to end).
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
@@ -20,13 +24,15 @@ import { closedLoop, grpcRequest, H2Client, httpLoad } from "./lib/load.js";
 import { busyCore, cpuMs } from "./lib/proc.js";
 import { writeReport } from "./lib/report.js";
 import { type LoadResult, median } from "./lib/stats.js";
+import { ablationRuntimes } from "./lib/variants.js";
 
 const env = process.env;
 const QUICK = env.BENCH_QUICK === "1";
 const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
 const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 5000));
 const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
-const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK ? "16" : "1,16,64"))
+const ABLATION = env.BENCH_ABLATION === "1";
+const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION ? "16" : "1,16,64"))
   .split(",")
   .map(Number);
 const HISTORY = 1000;
@@ -62,14 +68,7 @@ async function main(): Promise<void> {
   const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
   const children: Child[] = [];
   try {
-    const svc = await startService(data.url);
-    children.push(svc);
-    const bare = await startBaseline("bare-fastify", data.url);
-    children.push(bare);
-    const grpcJs = await startBaseline("grpc-js", data.url);
-    children.push(grpcJs);
     const message = create(ListSessionsRequestSchema, { quizId });
-    const rest: HttpTarget = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
     const auth = { authorization: `Bearer ${token}` };
     const http = (name: string, server: Child, req: HttpTarget): Target => ({
       name,
@@ -99,19 +98,43 @@ async function main(): Promise<void> {
         },
       };
     };
-    const targets: Target[] = [
-      http("REST (service)", svc, rest),
-      http("bare Fastify + mysql2", bare, rest),
-      http("Connect JSON (service)", svc, {
-        method: "POST",
-        path: LIST,
-        expect: 200,
-        headers: { "content-type": "application/json", "connect-protocol-version": "1" },
-        body: toJsonString(ListSessionsRequestSchema, message),
-      }),
-      grpc("gRPC (service)", svc),
-      grpc("@grpc/grpc-js server", grpcJs),
-    ];
+    const rest: HttpTarget = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
+    const targets: Target[] = [];
+    const pairs: [string, string][] = [];
+    if (ABLATION) {
+      const runtimes = ablationRuntimes();
+      const base = runtimes[0]?.label;
+      for (const v of runtimes) {
+        const svc = await startService(data.url, {}, v.runtime);
+        children.push(svc);
+        targets.push(http(`REST ${v.label}`, svc, rest), grpc(`gRPC ${v.label}`, svc));
+        if (v.label === base) continue;
+        for (const what of ["REST", "gRPC"]) pairs.push([`${what} ${v.label}`, `${what} ${base}`]);
+      }
+    } else {
+      const svc = await startService(data.url);
+      const bare = await startBaseline("bare-fastify", data.url);
+      const grpcJs = await startBaseline("grpc-js", data.url);
+      children.push(svc, bare, grpcJs);
+      targets.push(
+        http("REST (service)", svc, rest),
+        http("bare Fastify + mysql2", bare, rest),
+        http("Connect JSON (service)", svc, {
+          method: "POST",
+          path: LIST,
+          expect: 200,
+          headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+          body: toJsonString(ListSessionsRequestSchema, message),
+        }),
+        grpc("gRPC (service)", svc),
+        grpc("@grpc/grpc-js server", grpcJs),
+      );
+      pairs.push(
+        ["REST (service)", "bare Fastify + mysql2"],
+        ["gRPC (service)", "@grpc/grpc-js server"],
+        ["Connect JSON (service)", "REST (service)"],
+      );
+    }
     log("sanity: one short run of each target");
     for (const t of targets) {
       const r = await t.run(1);
@@ -127,24 +150,26 @@ async function main(): Promise<void> {
           const r = await t.run(c);
           const cpu = cpuMs(pid) - cpu0;
           const key = `${t.name}|${c}`;
+          // Only answered calls count: a shed call (503) is cheap and would flatter both.
+          const ok = r.requests - r.errors;
           const row = {
-            rps: r.rps,
+            rps: (ok / r.durationMs) * 1000,
             p50: r.p50,
             p99: r.p99,
-            cpuUsPerCall: (cpu * 1000) / Math.max(1, r.requests),
+            cpuUsPerCall: (cpu * 1000) / Math.max(1, ok),
             errors: r.errors,
           };
           results.set(key, [...(results.get(key) ?? []), row]);
           log(
-            `round ${round + 1} c=${c} ${t.name}: ${Math.round(r.rps)}/s p99 ${r.p99.toFixed(1)} ms`,
+            `round ${round + 1} c=${c} ${t.name}: ${Math.round(row.rps)}/s p99 ${r.p99.toFixed(1)} ms`,
           );
         }
       }
     }
     const lines = [
-      `# Throughput: ListSessions, first page of 20 of ${HISTORY} sessions`,
+      `# ${ABLATION ? "Ablation" : "Throughput"}: ListSessions, first page of 20 of ${HISTORY} sessions`,
       "",
-      `${DURATION_MS} ms per run, median of ${ROUNDS} round(s); CPU is the server process's, per call.`,
+      `${DURATION_MS} ms per run, median of ${ROUNDS} round(s); calls/s and CPU per call count answered calls only (errors: the others, e.g. shed with 503); CPU is the server process's.`,
       env.BENCH_BUSY_CORE === "1" ? "Another process kept one core busy throughout." : "",
       "",
       "| callers | target | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |",
@@ -159,8 +184,12 @@ async function main(): Promise<void> {
         );
       }
     }
-    lines.push("", ratios(results, CONCURRENCIES));
-    writeReport("throughput", lines.join("\n"), Object.fromEntries(results));
+    lines.push("", ratios(results, pairs, CONCURRENCIES));
+    writeReport(
+      ABLATION ? "ablation" : "throughput",
+      lines.join("\n"),
+      Object.fromEntries(results),
+    );
   } finally {
     for (const child of children) await child.stop();
     await data.drop();
@@ -168,19 +197,16 @@ async function main(): Promise<void> {
   }
 }
 
-/** The ratios the baselines are for, at each concurrency. */
-function ratios(results: Map<string, Row[]>, concurrencies: number[]): string {
-  const rps = (name: string, c: number) =>
-    median((results.get(`${name}|${c}`) ?? []).map((r) => r.rps));
-  const pairs: [string, string][] = [
-    ["REST (service)", "bare Fastify + mysql2"],
-    ["gRPC (service)", "@grpc/grpc-js server"],
-    ["Connect JSON (service)", "REST (service)"],
-  ];
+/** The ratios the baselines are for, at each concurrency: calls/s, and CPU per call. */
+function ratios(results: Map<string, Row[]>, pairs: [string, string][], concurrencies: number[]) {
+  const med = (name: string, c: number, k: keyof Row) =>
+    median((results.get(`${name}|${c}`) ?? []).map((r) => r[k]));
+  const ratio = (a: string, b: string, c: number, k: keyof Row) =>
+    (med(a, c, k) / med(b, c, k)).toFixed(2);
   return pairs
     .map(
       ([a, b]) =>
-        `- ${a} ÷ ${b}, calls/s: ${concurrencies.map((c) => `${(rps(a, c) / rps(b, c)).toFixed(2)} at ${c}`).join(", ")}`,
+        `- ${a} ÷ ${b}: ${concurrencies.map((c) => `${ratio(a, b, c, "rps")} calls/s, ${ratio(a, b, c, "cpuUsPerCall")} CPU/call at ${c}`).join("; ")}`,
     )
     .join("\n");
 }

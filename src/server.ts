@@ -118,6 +118,11 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.
     ajv: { customOptions: { coerceTypes: false } },
+    // A response's nullable fields (anyOf [T, null]) are serialized by the
+    // branch their value validates against; the values are ours, so the type
+    // decides it: re-checking each time's date-time format on every response
+    // is work for nothing.
+    serializerOpts: { ajv: { validateFormats: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
@@ -145,6 +150,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
   const admission = deps.admission ?? new Admission(admissionLimits(10));
+  metrics.watchAdmission(admission);
   const logFailure = failureLog();
   const requestLog = new RequestLog(deps.logger, metrics);
   const services: DescService[] = [

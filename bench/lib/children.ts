@@ -21,18 +21,33 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** How a child runs: which Node binary, with which extra flags (`--cpu-prof`, say). */
+export interface Runtime {
+  node?: string;
+  nodeFlags?: string[];
+  /** The folder holding the dist/ to run (default: this one). */
+  cwd?: string;
+}
+
+/** BENCH_NODE_FLAGS: extra flags for every server started (`--cpu-prof`: BENCHMARKS.md). */
+const EXTRA_FLAGS = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+
 /**
- * Runs a TypeScript entry point in a Node process of its own (so /proc has its
- * CPU and RSS) and waits until it accepts connections on `port`.
+ * Runs the compiled JavaScript of `entry` (a source path: "src/main.ts" runs
+ * dist/src/main.js, as `npm start` does) in a Node process of its own (so
+ * /proc has its CPU and RSS) and waits until it accepts connections on `port`.
  */
 export async function startChild(
   name: string,
   entry: string,
   env: Record<string, string>,
-  nodeFlags: string[] = [],
+  runtime: Runtime = {},
 ): Promise<Child> {
   const port = Number(env.PORT);
-  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, "--import", "tsx", entry], {
+  const js = `dist/${entry.replace(/\.ts$/, ".js")}`;
+  const flags = ["--enable-source-maps", ...EXTRA_FLAGS, ...(runtime.nodeFlags ?? [])];
+  const child: ChildProcess = spawn(runtime.node ?? process.execPath, [...flags, js], {
+    cwd: runtime.cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit"],
   });
@@ -78,28 +93,46 @@ export const SECRET = "bench-secret-bench-secret-bench-secret-0123";
 export const POOL_SIZE = 10;
 
 /** The service as `npm start` runs it (production mode: no page, no banner), on a free port. */
-export async function startService(dbUrl: string, env: Record<string, string> = {}) {
-  return startChild("service", "src/main.ts", {
-    PORT: String(await freePort()),
-    METRICS_PORT: "0",
-    HOST: "127.0.0.1",
-    DATABASE_URL: dbUrl,
-    JWT_SECRET: SECRET,
-    LOG_LEVEL: "error",
-    DB_POOL_SIZE: String(POOL_SIZE),
-    NODE_ENV: "production",
-    ...env,
-  });
+export async function startService(
+  dbUrl: string,
+  env: Record<string, string> = {},
+  runtime: Runtime = {},
+) {
+  return startChild(
+    "service",
+    "src/main.ts",
+    {
+      PORT: String(await freePort()),
+      METRICS_PORT: "0",
+      HOST: "127.0.0.1",
+      DATABASE_URL: dbUrl,
+      JWT_SECRET: SECRET,
+      LOG_LEVEL: "error",
+      DB_POOL_SIZE: String(POOL_SIZE),
+      NODE_ENV: "production",
+      ...env,
+    },
+    runtime,
+  );
 }
 
 /** A hand-written baseline server (bench/servers/NAME.ts) on the same database. */
-export async function startBaseline(name: "bare-fastify" | "grpc-js", dbUrl: string) {
-  return startChild(name, `bench/servers/${name}.ts`, {
-    PORT: String(await freePort()),
-    DATABASE_URL: dbUrl,
-    JWT_SECRET: SECRET,
-    DB_POOL_SIZE: String(POOL_SIZE),
-  });
+export async function startBaseline(
+  name: "bare-fastify" | "grpc-js",
+  dbUrl: string,
+  runtime: Runtime = {},
+) {
+  return startChild(
+    name,
+    `bench/servers/${name}.ts`,
+    {
+      PORT: String(await freePort()),
+      DATABASE_URL: dbUrl,
+      JWT_SECRET: SECRET,
+      DB_POOL_SIZE: String(POOL_SIZE),
+    },
+    runtime,
+  );
 }
 
 /** Progress on stderr; stdout carries only the Markdown report. */

@@ -18,13 +18,6 @@ export function cpuMs(pid: number): number {
   return ((utime + stime) * 1000) / CLK_TCK;
 }
 
-/** Resident set size of a process in MiB, from /proc/PID/status. */
-export function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
 /**
  * BENCH_BUSY_CORE=1: another process spinning on one core for the whole run,
  * as a neighbour on a shared machine would. Returns how to stop it.

@@ -3,7 +3,7 @@
  * ListSessions' route by hand with the same JSON, token cache and quiz check;
  * only the happy path.
  *
- *   PORT=8090 DATABASE_URL=mysql://root@127.0.0.1:3306/db JWT_SECRET=... tsx bench/servers/bare-fastify.ts
+ *   PORT=8090 DATABASE_URL=mysql://root@127.0.0.1:3306/db JWT_SECRET=... node dist/bench/servers/bare-fastify.js (after npm run bench:build)
  */
 import { type FastifyReply, type FastifyRequest, fastify } from "fastify";
 import { jwtVerify } from "jose";

@@ -3,7 +3,7 @@
  * implementation, authenticator and protobuf code on the same database, so only
  * the transport differs (grpc-js instead of Connect on Node's HTTP/2).
  *
- *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... tsx bench/servers/grpc-js.ts
+ *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... node dist/bench/servers/grpc-js.js (after npm run bench:build)
  */
 import {
   create,
@@ -20,10 +20,6 @@ import {
   ListSessionsRequestSchema,
   type ListSessionsResponse,
   ListSessionsResponseSchema,
-  type StartSessionRequest,
-  StartSessionRequestSchema,
-  type StartSessionResponse,
-  StartSessionResponseSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
@@ -76,11 +72,6 @@ const definition = {
     (b) => fromBinary(ListSessionsRequestSchema, b),
     (m) => Buffer.from(toBinary(ListSessionsResponseSchema, m)),
   ),
-  startSession: method<StartSessionRequest, StartSessionResponse>(
-    "/practice.v1.PracticeSessionService/StartSession",
-    (b) => fromBinary(StartSessionRequestSchema, b),
-    (m) => Buffer.from(toBinary(StartSessionResponseSchema, m)),
-  ),
 };
 
 /** The service's own ServiceImpl, given the one context value it reads: the user. */
@@ -108,10 +99,6 @@ server.addService(definition, {
   listSessions: unary<ListSessionsRequest, ListSessionsResponse>(
     ListSessionsResponseSchema,
     (req, ctx) => impl.listSessions(req, ctx),
-  ),
-  startSession: unary<StartSessionRequest, StartSessionResponse>(
-    StartSessionResponseSchema,
-    (req, ctx) => impl.startSession(req, ctx),
   ),
 });
 

@@ -1,7 +1,7 @@
 import type { Pool } from "mysql2";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { Admission } from "./admission.js";
 
-/** How a request reached the service: the `transport` label. */
 /** How a request came in; "preflight" is a browser's CORS OPTIONS before a call. */
 export type Transport = "rest" | "connect" | "grpc" | "grpc-web" | "preflight";
 
@@ -47,16 +47,41 @@ export class Metrics {
     if (pool !== undefined) registerPoolGauges(pool, registers);
   }
 
-  /**
-   * Counts one finished request that took `seconds`. One label object per
-   * request, nothing else: prom-client hashes it on each call (label
-   * children would hash again, so caching them buys nothing): cheaper than
-   * the request's log line (BENCHMARKS.md, "Behind the code").
-   */
+  /** Counts one finished request that took `seconds`. */
   observe(transport: Transport, procedure: string, code: string, seconds: number): void {
     const labels = { transport, procedure, code };
     this.#requests.inc(labels);
     this.#latency.observe(labels, seconds);
+  }
+
+  /** Exposes admission control's state: calls running, waiting, the limit and those shed. */
+  watchAdmission(admission: Admission): void {
+    const registers = [this.registry];
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge(
+      "practice_admission_in_flight",
+      "Calls running their use case now.",
+      () => admission.inFlight,
+    );
+    gauge("practice_admission_queued", "Calls waiting for a slot now.", () => admission.queued);
+    gauge("practice_admission_limit", "Calls that may run at once now.", () => admission.limit);
+    new Counter({
+      name: "practice_admission_shed_total",
+      help: "Calls refused by admission control (503 / unavailable) since start.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(admission.shed);
+      },
+    });
   }
 }
 

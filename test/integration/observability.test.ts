@@ -207,6 +207,17 @@ describe("request log and metrics", () => {
   });
 });
 
+describe("admission in the metrics", () => {
+  it("exports the calls running and waiting, the limit and the calls shed", async () => {
+    const text = await metrics();
+    // The scrape itself runs on the metrics port: no API call is in flight.
+    expect(sample(text, "practice_admission_in_flight")).toBe(0);
+    expect(sample(text, "practice_admission_queued")).toBe(0);
+    expect(sample(text, "practice_admission_limit")).toBeGreaterThan(0);
+    expect(sample(text, "practice_admission_shed_total")).toBe(0);
+  });
+});
+
 describe("GetQuiz in the metrics", () => {
   it("counts REST and gRPC GetQuiz calls under their own procedure and code", async () => {
     const content = await insertQuiz(svc.db);
