@@ -7,8 +7,8 @@ import {
   type ConnectRouter,
   type ContextValues,
   createConnectRouter,
-  createHandlerContext,
   createServiceImplSpec,
+  type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
@@ -73,7 +73,7 @@ export interface GrpcShortPathOptions {
  * through a chain of async generators and three AbortControllers aborted with
  * a DOMException each; here the request is one buffer and each step a plain
  * call, with Connect's own pieces (timeout parsing, compression negotiation,
- * handler context, interceptors, trailer status) in Connect's order.
+ * interceptors and invocation, trailer status) in Connect's order.
  *
  * What this cannot answer exactly as Connect would (not one well-formed
  * envelope within `readMaxBytes`, an unknown encoding, a bad `grpc-timeout`,
@@ -194,20 +194,20 @@ async function shortAnswer(
     return undefined;
   }
 
-  const gone = requestSignal(raw);
-  const context = createHandlerContext({
-    ...spec,
+  const call = callSignal(raw, timeout.timeoutMs);
+  const context: HandlerContext = {
     service: spec.method.parent,
+    method: spec.method,
     requestMethod: "POST",
     protocolName: "grpc",
-    timeoutMs: timeout.timeoutMs,
-    requestSignal: gone.signal,
-    requestHeader: requestHeaders(req),
     url: new URL(raw.url, `http://${raw.authority}`).toString(),
-    responseHeader: { "content-type": "application/grpc+proto" },
-    responseTrailer: { "grpc-status": "0" },
-    contextValues: values,
-  });
+    signal: call.signal,
+    timeoutMs: call.timeoutMs,
+    requestHeader: requestHeaders(req),
+    responseHeader: new Headers({ "content-type": "application/grpc+proto" }),
+    responseTrailer: new Headers({ "grpc-status": "0" }),
+    values,
+  };
   if (compression.response) context.responseHeader.set("grpc-encoding", compression.response.name);
   let out: Uint8Array[] = [];
   try {
@@ -221,9 +221,7 @@ async function shortAnswer(
         : new ConnectError("internal error", Code.Internal, undefined, undefined, e),
     );
   } finally {
-    gone.done();
-    // Stops the deadline timer; a reason of our own spares the DOMException.
-    context.abort(CALL_ENDED);
+    call.done();
   }
   return {
     status: 200,
@@ -232,8 +230,6 @@ async function shortAnswer(
     trailer: context.responseTrailer,
   };
 }
-
-const CALL_ENDED = new ConnectError("the call ended", Code.Canceled);
 
 /** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */
 async function envelope(
@@ -255,20 +251,59 @@ async function envelope(
 }
 
 /**
- * Aborted, as connect-node's is, when the client resets the stream before
- * the answer; unlike connect-node's, not aborted once the call has ended.
+ * The call's signal as Connect's handler context has it: aborted when its
+ * deadline passes (`deadline_exceeded`) or the client resets the stream
+ * before the answer (as connect-node reads the reset code). One controller,
+ * and nothing aborted once the call has ended: Connect aborts three, each
+ * with a new DOMException, at the end of every call.
  */
-function requestSignal(raw: Http2ServerRequest): { signal: AbortSignal; done: () => void } {
+function callSignal(raw: Http2ServerRequest, timeoutMs: number | undefined) {
   const controller = new AbortController();
+  const deadline = timeoutMs === undefined ? undefined : Math.trunc(Date.now() + timeoutMs);
+  const expire = () =>
+    controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
+  let timer: NodeJS.Timeout | undefined;
+  if (timeoutMs !== undefined) {
+    if (timeoutMs <= 0) expire();
+    else timer = setTimeout(expire, timeoutMs);
+  }
   const onClose = () => controller.abort(resetError(raw.stream.rstCode));
   raw.once("close", onClose);
-  return { signal: controller.signal, done: () => raw.off("close", onClose) };
+  return {
+    signal: controller.signal,
+    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
+    done() {
+      clearTimeout(timer);
+      raw.off("close", onClose);
+    },
+  };
 }
+
+/** HTTP/2's error codes (RFC 9113, section 7), by number. */
+const H2_CODE_NAMES = [
+  "NO_ERROR",
+  "PROTOCOL_ERROR",
+  "INTERNAL_ERROR",
+  "FLOW_CONTROL_ERROR",
+  "SETTINGS_TIMEOUT",
+  "STREAM_CLOSED",
+  "FRAME_SIZE_ERROR",
+  "REFUSED_STREAM",
+  "CANCEL",
+  "COMPRESSION_ERROR",
+  "CONNECT_ERROR",
+  "ENHANCE_YOUR_CALM",
+  "INADEQUATE_SECURITY",
+  "HTTP_1_1_REQUIRED",
+];
 
 /** connect-node's reading of an HTTP/2 reset code. */
 function resetError(code: number): ConnectError | undefined {
   const error = (c: Code) =>
-    new ConnectError(`http/2 stream closed with error code 0x${code.toString(16)}`, c);
+    new ConnectError(
+      `http/2 stream closed with error code ${H2_CODE_NAMES[code]} (0x${code.toString(16)})`,
+      c,
+    );
   switch (code) {
     case h2.NGHTTP2_NO_ERROR:
     case h2.NGHTTP2_STREAM_CLOSED:
