@@ -139,7 +139,12 @@ async function serve(
   copyReplyHeaders(reply);
   try {
     if (answer !== undefined) {
-      await universalResponseToNodeResponse(answer, reply.raw);
+      // What universalResponseToNodeResponse writes for one chunk, without its awaits.
+      const res = reply.raw as unknown as Http2ServerResponse;
+      res.writeHead(200, nodeHeaders(answer.header));
+      res.addTrailers(nodeHeaders(answer.trailer));
+      if (answer.body === undefined) res.end();
+      else res.end(answer.body);
       return;
     }
     // Connect's own handler, as connect-fastify calls it.
@@ -152,7 +157,11 @@ async function serve(
   }
 }
 
-type Answer = Parameters<typeof universalResponseToNodeResponse>[0];
+interface Answer {
+  header: Headers;
+  body: Uint8Array | undefined;
+  trailer: Headers;
+}
 
 /** The answer Connect's gRPC handler gives, or undefined to leave the call to it. */
 async function shortAnswer(
@@ -209,10 +218,10 @@ async function shortAnswer(
     values,
   };
   if (compression.response) context.responseHeader.set("grpc-encoding", compression.response.name);
-  let out: Uint8Array[] = [];
+  let out: Uint8Array | undefined;
   try {
     const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
-    out = [await envelope(toBinary(spec.method.output, output), compression.response, options)];
+    out = await envelope(toBinary(spec.method.output, output), compression.response, options);
   } catch (e) {
     setTrailerStatus(
       context.responseTrailer,
@@ -223,12 +232,7 @@ async function shortAnswer(
   } finally {
     call.done();
   }
-  return {
-    status: 200,
-    header: context.responseHeader,
-    body: iterate(out),
-    trailer: context.responseTrailer,
-  };
+  return { header: context.responseHeader, body: out, trailer: context.responseTrailer };
 }
 
 /** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */
@@ -340,8 +344,16 @@ function copyReplyHeaders(reply: FastifyReply): void {
   }
 }
 
-async function* iterate(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
-  yield* chunks;
+/** Headers as connect-node hands them to Node: repeated names (set-cookie) as arrays. */
+function nodeHeaders(headers: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  headers.forEach((value, key) => {
+    const existing = out[key];
+    if (existing === undefined) out[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[key] = [existing, value];
+  });
+  return out;
 }
 
 /**
