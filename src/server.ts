@@ -251,6 +251,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           contextValues: rpcOptions.contextValues,
           readMaxBytes: MAX_BODY_BYTES,
           compressMinBytes: COMPRESS_MIN_BYTES,
+          // connect-fastify's default, which the Connect route runs with.
           acceptCompression: [compressionGzip, compressionBrotli],
           connectOptions: {
             readMaxBytes: MAX_BODY_BYTES,
