@@ -3,7 +3,8 @@
  * sessions) over each transport, next to a hand-written server doing the
  * same on the same data:
  *   REST          vs bare Fastify + mysql2 (bench/servers/bare-fastify.ts)
- *   gRPC          vs @grpc/grpc-js          (bench/servers/grpc-js.ts)
+ *   gRPC          vs @grpc/grpc-js          (bench/servers/grpc-js.ts), with the
+ *                 unary short path on and off (RPC_SHORT_PATH)
  *   Connect JSON  vs REST
  * Closed loops at several concurrencies; the method is in BENCHMARKS.md.
  *
@@ -113,9 +114,11 @@ async function main(): Promise<void> {
       }
     } else {
       const svc = await startService(data.url);
+      // The same service with every gRPC call on Connect's own handler.
+      const connectOnly = await startService(data.url, { RPC_SHORT_PATH: "off" });
       const bare = await startBaseline("bare-fastify", data.url);
       const grpcJs = await startBaseline("grpc-js", data.url);
-      children.push(svc, bare, grpcJs);
+      children.push(svc, connectOnly, bare, grpcJs);
       targets.push(
         http("REST (service)", svc, rest),
         http("bare Fastify + mysql2", bare, rest),
@@ -127,11 +130,13 @@ async function main(): Promise<void> {
           body: toJsonString(ListSessionsRequestSchema, message),
         }),
         grpc("gRPC (service)", svc),
+        grpc("gRPC (service, RPC_SHORT_PATH=off)", connectOnly),
         grpc("@grpc/grpc-js server", grpcJs),
       );
       pairs.push(
         ["REST (service)", "bare Fastify + mysql2"],
         ["gRPC (service)", "@grpc/grpc-js server"],
+        ["gRPC (service, RPC_SHORT_PATH=off)", "@grpc/grpc-js server"],
         ["Connect JSON (service)", "REST (service)"],
       );
     }

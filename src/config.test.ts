@@ -62,6 +62,14 @@ describe("loadConfig", () => {
     ).toBe(true);
     expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
   });
+
+  it("keeps the unary gRPC short path on unless RPC_SHORT_PATH=off", () => {
+    expect(loadConfig({}).rpcShortPath).toBe(true);
+    expect(loadConfig({ RPC_SHORT_PATH: "off" }).rpcShortPath).toBe(false);
+    expect(() => loadConfig({ RPC_SHORT_PATH: "maybe" })).toThrow(
+      /^RPC_SHORT_PATH must be on or off/,
+    );
+  });
 });
 
 describe("every refusal names its variable and what it must be", () => {

@@ -59,6 +59,8 @@ export interface Config {
    * development, not in production (`PRACTICE_PAGE=on|off`).
    */
   practicePage: boolean;
+  /** Unary binary gRPC calls on the short path (rpc/grpc-short-path.ts): `RPC_SHORT_PATH=on|off`, default on. */
+  rpcShortPath: boolean;
   events: EventsConfig;
 }
 
@@ -182,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
     corsOrigins,
     practicePage: flag(env, "PRACTICE_PAGE", !production),
+    rpcShortPath: flag(env, "RPC_SHORT_PATH", true),
   };
 }
 

@@ -123,6 +123,7 @@ async function main() {
     logger,
     tls: config.tls,
     practicePage,
+    rpcShortPath: config.rpcShortPath,
   });
   const port = servePort(app, config.tls !== undefined);
   try {

@@ -3,6 +3,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { type FastifyBaseLogger, type FastifyRequest, fastify, LogController } from "fastify";
 import type { Pool } from "mysql2";
 import type { Logger } from "pino";
@@ -55,6 +56,7 @@ import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";
+import { grpcShortPathRoutes, grpcUnaryConstraint } from "./rpc/grpc-short-path.js";
 import {
   checkRequestMessage,
   unparsedMessage,
@@ -99,6 +101,8 @@ export interface ServerDeps {
   reads?: ReadRouting;
   /** The built practice page, served at `/practice/`; none: not served. */
   practicePage?: PracticePageFiles;
+  /** Unary binary gRPC calls on the short path (rpc/grpc-short-path.ts); default true. */
+  rpcShortPath?: boolean;
 }
 
 /**
@@ -168,6 +172,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     file_grpc_reflection_v1alpha_reflection,
   );
 
+  // Picks rpc/grpc-short-path.ts's routes for binary gRPC calls.
+  app.addConstraintStrategy(grpcUnaryConstraint);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
   app.addHook("onRequest", refuseLargeHttp2Head);
@@ -232,11 +238,28 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       // its request is read (rpc/refuse-at-door.ts).
       if (group === practice) scope.addHook("onRequest", refuseAtDoor(admission));
       scope.addHook("preHandler", checkMessage);
+      const interceptors = [unparsedMessageInterceptor(), ...group.interceptors];
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,
         routes: group.routes,
-        interceptors: [unparsedMessageInterceptor(), ...group.interceptors],
+        interceptors,
       });
+      if (group === practice && deps.rpcShortPath !== false) {
+        await scope.register(grpcShortPathRoutes, {
+          routes: group.routes,
+          interceptors,
+          contextValues: rpcOptions.contextValues,
+          readMaxBytes: MAX_BODY_BYTES,
+          compressMinBytes: COMPRESS_MIN_BYTES,
+          // connect-fastify's default, which the Connect route runs with.
+          acceptCompression: [compressionGzip, compressionBrotli],
+          connectOptions: {
+            readMaxBytes: MAX_BODY_BYTES,
+            compressMinBytes: COMPRESS_MIN_BYTES,
+            jsonOptions: STRICT_JSON_OPTIONS,
+          },
+        });
+      }
     });
   }
   await app.register(opsRoutes, { health });

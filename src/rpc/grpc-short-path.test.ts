@@ -1,0 +1,73 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+
+// The short path (grpc-short-path.ts) uses exports Connect marks private:
+// they may change in any release. Connect is pinned to exact versions, and
+// this fails when an upgrade removes or reshapes one of them.
+
+const PINNED = [
+  "@connectrpc/connect",
+  "@connectrpc/connect-node",
+  "@connectrpc/connect-fastify",
+  "@connectrpc/connect-web",
+];
+
+/** Each private import of the short path: its module, name, kind and arity. */
+const PRIVATE_IMPORTS: Record<string, Record<string, { kind: string; arity?: number }>> = {
+  "@connectrpc/connect/protocol": {
+    Compression: { kind: "type" },
+    compressionNegotiate: { kind: "function", arity: 4 },
+    invokeUnaryImplementation: { kind: "function", arity: 4 },
+    UniversalHandler: { kind: "type" },
+  },
+  "@connectrpc/connect/protocol-grpc": {
+    parseTimeout: { kind: "function", arity: 2 },
+    setTrailerStatus: { kind: "function", arity: 2 },
+  },
+};
+
+const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
+
+describe("the short path's private Connect imports", () => {
+  it("Connect's packages are pinned to one exact version, the one installed", () => {
+    const pkg = json("package.json");
+    const declared = { ...pkg.dependencies, ...pkg.devDependencies } as Record<string, string>;
+    const versions = new Set<string>();
+    for (const name of PINNED) {
+      expect(declared[name], name).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(json(`node_modules/${name}/package.json`).version, name).toBe(declared[name]);
+      versions.add(declared[name] as string);
+    }
+    expect(versions.size).toBe(1);
+  });
+
+  it("lists every import of grpc-short-path.ts from Connect's protocol modules", () => {
+    const source = readFileSync(new URL("./grpc-short-path.ts", import.meta.url), "utf8");
+    const found: Record<string, string[]> = {};
+    for (const m of source.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
+      const [, names = "", module = ""] = m;
+      if (!module.startsWith("@connectrpc/connect/protocol")) continue;
+      found[module] = names
+        .split(",")
+        .map((n) => n.replace(/^\s*type\s+/, "").trim())
+        .filter((n) => n !== "")
+        .sort();
+    }
+    const listed = Object.fromEntries(
+      Object.entries(PRIVATE_IMPORTS).map(([module, names]) => [module, Object.keys(names).sort()]),
+    );
+    expect(found).toEqual(listed);
+  });
+
+  it("each still exists with the expected kind and arity", async () => {
+    for (const [module, names] of Object.entries(PRIVATE_IMPORTS)) {
+      const exports = (await import(module)) as Record<string, unknown>;
+      for (const [name, { kind, arity }] of Object.entries(names)) {
+        if (kind === "type") continue; // Checked by tsc.
+        const value = exports[name];
+        expect(typeof value, `${module} ${name}`).toBe(kind);
+        expect((value as (...a: unknown[]) => unknown).length, `${module} ${name}`).toBe(arity);
+      }
+    }
+  });
+});
