@@ -27,8 +27,8 @@ const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
 const STEP_MS = Number(env.BENCH_STEP_MS ?? (QUICK ? 1000 : 10_000));
 const BURSTS = QUICK ? [40] : [40, 200, 500];
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
-/** Connections of the open loops: each carries at most the service's 100 streams at once. */
-const CONNECTIONS = 4;
+/** Connections of the open loops: each carries at most 100 streams at once, so 2,000 can be in flight. */
+const CONNECTIONS = 20;
 
 const ADMISSION: Record<string, { env: Record<string, string>; label: string }> = {
   default: { env: {}, label: `as shipped (MAX_IN_FLIGHT = the pool's ${POOL_SIZE})` },

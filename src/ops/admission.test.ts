@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { Admission, admissionLimits, type Release } from "./admission.js";
+import { Admission, admissionLimits, type Release, STANDING_WAIT_MS } from "./admission.js";
 
 /** An Admission on a clock the test moves. */
 function admissionAt(limits = { maxInFlight: 1, maxQueued: 3, targetMs: 5, intervalMs: 100 }) {
@@ -205,6 +205,40 @@ describe("Admission", () => {
     track(admission.acquire());
     await settle();
     expect([admission.refuseIfFull(), admission.shed, admission.queued]).toEqual([true, 1, 1]);
+  });
+
+  it("at the door, a standing full queue sheds its oldest waiter once it has waited STANDING_WAIT_MS, as well as refusing the newcomer", async () => {
+    const { admission, clock } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 2,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    let running = track(admission.acquire());
+    const waiters = [track(admission.acquire()), track(admission.acquire())];
+    await settle();
+    for (let t = 20; t <= 140; t += 20) {
+      clock.now = t;
+      const next = await handOver(running, waiters);
+      running = waiters[next] as typeof running;
+      waiters.push(track(admission.acquire()));
+    }
+    expect(admission.standing()).toBe(true);
+    const oldest = waiters.find((w) => w.is === "waiting");
+    let shedBefore = admission.shed;
+    expect(admission.refuseIfFull()).toBe(true);
+    await settle();
+    // Not yet STANDING_WAIT_MS: only the newcomer is refused.
+    expect([oldest?.is, admission.queued, admission.shed - shedBefore]).toEqual(["waiting", 2, 1]);
+    clock.now = 140 + STANDING_WAIT_MS;
+    shedBefore = admission.shed;
+    expect(admission.refuseIfFull()).toBe(true);
+    await settle();
+    expect([oldest?.is, admission.queued, admission.shed - shedBefore]).toEqual([
+      "Unavailable",
+      1,
+      2,
+    ]);
   });
 
   it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {

@@ -41,6 +41,12 @@ export function admissionLimits(maxInFlight: number, adaptive = false): Admissio
   return { maxInFlight, maxQueued: 1000, targetMs: 5, intervalMs: 100, adaptive };
 }
 
+/**
+ * Under a standing full queue, the longest a waiter keeps its place against
+ * newcomers refused at the door: long enough for any burst the queue holds.
+ */
+export const STANDING_WAIT_MS = 2_000;
+
 /** Seconds a shed client is told to wait (REST `Retry-After`). */
 export const RETRY_AFTER_SECONDS = 1;
 
@@ -139,11 +145,20 @@ export class Admission {
    * Refuses a request at once, counting it as shed, if every slot is busy
    * and the queue full: a transport can then answer before reading the
    * request, which under sustained overload is most of what a refusal would
-   * cost. False: read the request and call `acquire` as usual.
+   * cost. A standing queue also sheds its oldest waiter once it has waited
+   * `STANDING_WAIT_MS`: served newest first, it would otherwise wait out its
+   * whole deadline. False: read the request and call `acquire` as usual.
    */
   refuseIfFull(): boolean {
     if (this.#running < this.limit || this.#queued < this.limits.maxQueued) return false;
     this.#shed++;
+    const now = this.now();
+    this.#observe(now);
+    const oldest = this.#oldest;
+    if (oldest !== undefined && now - oldest.since >= STANDING_WAIT_MS && this.standing(now)) {
+      this.#shed++;
+      oldest.reject(OVERLOADED);
+    }
     return true;
   }
 
