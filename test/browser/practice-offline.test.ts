@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   answerField,
   arithmetic,
@@ -55,6 +55,9 @@ async function storedAnswers(user: string, sessionId: string) {
 }
 
 describe("the practice page keeps every answer until the service has it", () => {
+  // A test that fails while offline must not leave the shared browser context offline.
+  afterEach(() => setOffline(false));
+
   it("offline: answers wait on the device and go out, once, when the network is back", async () => {
     const { page, consoleErrors } = await openServed("olga", capitals);
     const sessionId = await startPractice(page);
@@ -149,7 +152,8 @@ describe("the practice page keeps every answer until the service has it", () => 
       );
     expect(await page.getByRole("button", { name: "Complete session" }).isDisabled()).toBe(true);
     // The message is beside the button, in the phone's view: no scrolling needed to read it.
-    expect(await inView(status)).toBe(true);
+    // Closing the dialog returns focus to the button, which scrolls it (and the message) into view.
+    await expect.poll(() => inView(status)).toBe(true);
     await page.screenshot({ path: join(OUTPUT, "9-complete-offline-phone.png") });
     await page.setViewportSize({ width: 1000, height: 900 });
 

@@ -22,11 +22,18 @@ export class Reporter {
     this.text(place, describeError(err, this.crossOrigin));
   }
 
-  /** Shows a sentence in `place` and scrolls it into view. */
+  /**
+   * Shows a sentence in `place` and scrolls it into view, again on the next
+   * frame: renders in the same turn (a question's state, the sync notice) may
+   * push it down.
+   */
   text(place: HTMLElement, text: string) {
     place.textContent = text;
     place.hidden = false;
     place.scrollIntoView({ block: "nearest" });
+    requestAnimationFrame(() => {
+      if (!place.hidden) place.scrollIntoView({ block: "nearest" });
+    });
   }
 
   clear(place: HTMLElement) {
