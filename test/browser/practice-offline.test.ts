@@ -45,7 +45,8 @@ const inView = (target: Locator) =>
   target.evaluate((el) => {
     const box = el.getBoundingClientRect();
     const view = el.ownerDocument.defaultView;
-    return box.height > 0 && box.top >= 0 && box.bottom <= (view?.innerHeight ?? 0);
+    // Layout is in fractions of a pixel: an element scrolled to the bottom edge may end 0.3 px past it.
+    return box.height > 0 && box.top >= -1 && box.bottom <= (view?.innerHeight ?? 0) + 1;
   });
 
 /** The answers the service holds for the session, as [question prompt's answer] by question id. */
