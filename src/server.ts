@@ -230,21 +230,26 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     },
   ];
   const checkMessage = checkRequestMessage(services, MAX_BODY_BYTES);
+  // With every slot busy and the queue full, a call is refused before its
+  // request is read (rpc/refuse-at-door.ts).
+  const door = refuseAtDoor(admission);
   for (const group of rpcGroups) {
+    const interceptors = [unparsedMessageInterceptor(), ...group.interceptors];
     // The Connect plugin replaces every content-type parser of its scope:
     // each group in a scope of its own, never wrapped in fastify-plugin.
     await app.register(async (scope) => {
-      // With every slot busy and the queue full, a call is refused before
-      // its request is read (rpc/refuse-at-door.ts).
-      if (group === practice) scope.addHook("onRequest", refuseAtDoor(admission));
+      if (group === practice) scope.addHook("onRequest", door);
       scope.addHook("preHandler", checkMessage);
-      const interceptors = [unparsedMessageInterceptor(), ...group.interceptors];
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,
         routes: group.routes,
         interceptors,
       });
-      if (group === practice && deps.rpcShortPath !== false) {
+    });
+    if (group === practice && deps.rpcShortPath !== false) {
+      // A sibling scope: the short path reads and parses the message itself.
+      await app.register(async (scope) => {
+        scope.addHook("onRequest", door);
         await scope.register(grpcShortPathRoutes, {
           routes: group.routes,
           interceptors,
@@ -259,8 +264,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
             jsonOptions: STRICT_JSON_OPTIONS,
           },
         });
-      }
-    });
+      });
+    }
   }
   await app.register(opsRoutes, { health });
   for (const prefix of ["", "/api"]) {

@@ -25,6 +25,8 @@ import {
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptions } from "fastify";
 import type { App } from "../app-server.js";
+import { recordOutcome } from "../ops/outcome.js";
+import { readUpTo } from "./read-body.js";
 
 type ConstraintStrategy = Parameters<App["addConstraintStrategy"]>[0];
 type Stored = NonNullable<ReturnType<ReturnType<ConstraintStrategy["storage"]>["get"]>>;
@@ -43,6 +45,8 @@ export const grpcUnaryConstraint: ConstraintStrategy = {
     };
   },
   deriveConstraint(req) {
+    // gRPC over HTTP/1.1 (no trailers) is left to Connect.
+    if (req.httpVersionMajor !== 2) return undefined;
     const type = req.headers["content-type"];
     if (typeof type !== "string") return undefined;
     const lower = type.toLowerCase();
@@ -76,8 +80,8 @@ export interface GrpcShortPathOptions {
  * interceptors and invocation, trailer status) in Connect's order.
  *
  * What this cannot answer exactly as Connect would (not one well-formed
- * envelope within `readMaxBytes`, an unknown encoding, a bad `grpc-timeout`,
- * a message that does not parse, HTTP/1.1) goes to Connect's own handler.
+ * envelope within `readMaxBytes`, an unknown encoding, a bad `grpc-timeout`)
+ * goes to Connect's own handler.
  */
 export async function grpcShortPathRoutes(
   scope: FastifyInstance,
@@ -130,9 +134,7 @@ async function serve(
 ): Promise<void> {
   const raw = req.raw as unknown as Http2ServerRequest;
   const values = options.contextValues(req);
-  // A preHandler may have read the body already (message-check.ts) and left a replay.
-  const source = (req.body as AsyncIterable<Uint8Array> | undefined) ?? raw;
-  const read = "stream" in raw ? await readUpTo(source, options.readMaxBytes + 6) : undefined;
+  const read = await readUpTo(raw, options.readMaxBytes + 5);
   const answer = read?.whole
     ? await shortAnswer(req, raw, read.bytes, spec, values, options)
     : undefined;
@@ -148,7 +150,7 @@ async function serve(
       return;
     }
     // Connect's own handler, as connect-fastify calls it.
-    const body = read ? read.replay : source;
+    const body = read ? read.replay : raw;
     const request = universalRequestFromNodeRequest(raw, reply.raw as never, body as never, values);
     await universalResponseToNodeResponse(await fallback(request), reply.raw);
   } catch (e) {
@@ -196,11 +198,13 @@ async function shortAnswer(
       return undefined;
     }
   }
-  let input: ReturnType<typeof fromBinary>;
+  // A message that does not parse is the caller's fault, as on Connect's route (message-check.ts).
+  let input: ReturnType<typeof fromBinary> | undefined;
+  let unparsed: string | undefined;
   try {
     input = fromBinary(spec.method.input, bytes);
-  } catch {
-    return undefined;
+  } catch (e) {
+    unparsed = e instanceof Error ? e.message : String(e);
   }
 
   const call = callSignal(raw, timeout.timeoutMs);
@@ -220,6 +224,10 @@ async function shortAnswer(
   if (compression.response) context.responseHeader.set("grpc-encoding", compression.response.name);
   let out: Uint8Array | undefined;
   try {
+    if (input === undefined) {
+      recordOutcome(req, { code: "invalid_argument" });
+      throw new ConnectError(`parse binary: ${unparsed}`, Code.InvalidArgument);
+    }
     const output = await invokeUnaryImplementation(spec, context, input, options.interceptors);
     out = await envelope(toBinary(spec.method.output, output), compression.response, options);
   } catch (e) {
@@ -354,36 +362,4 @@ function nodeHeaders(headers: Headers): Record<string, string | string[]> {
     else out[key] = [existing, value];
   });
   return out;
-}
-
-/**
- * Reads `body` until it ends or `cap` bytes came; `replay` gives what was
- * read and then the rest, for Connect's handler.
- */
-async function readUpTo(
-  body: AsyncIterable<Uint8Array>,
-  cap: number,
-): Promise<{ bytes: Uint8Array; whole: boolean; replay: AsyncIterable<Uint8Array> } | undefined> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const it = body[Symbol.asyncIterator]();
-  let whole = true;
-  try {
-    for (let r = await it.next(); !r.done; r = await it.next()) {
-      chunks.push(r.value);
-      size += r.value.length;
-      if (size >= cap) {
-        whole = false;
-        break;
-      }
-    }
-  } catch {
-    return undefined;
-  }
-  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-  async function* replay() {
-    yield* chunks;
-    if (!whole) for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-  }
-  return { bytes, whole, replay: replay() };
 }

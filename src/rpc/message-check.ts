@@ -3,6 +3,7 @@ import { type DescMessage, type DescService, fromBinary } from "@bufbuild/protob
 import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import type { FastifyRequest } from "fastify";
 import { recordOutcome } from "../ops/outcome.js";
+import { readUpTo } from "./read-body.js";
 
 /**
  * Why a unary call's binary request message does not parse (protobuf-es's
@@ -41,7 +42,7 @@ export function checkRequestMessage(services: DescService[], readMaxBytes: numbe
     if (input === undefined || framing === undefined || request.method !== "POST") return;
     const read = await readUpTo(request.raw, readMaxBytes + ENVELOPE_HEADER);
     if (read === undefined) return; // The client went away: Connect's read of the rest tells.
-    request.body = read.body;
+    request.body = read.replay;
     if (!read.whole) return;
     const message =
       framing === "envelope"
@@ -122,36 +123,6 @@ function decompress(bytes: Uint8Array, encoding: string | undefined, max: number
   } catch {
     return undefined;
   }
-}
-
-/**
- * Reads `body` until it ends or more than `cap` bytes came. `body` replays
- * what was read, and the rest if there is more; `whole` says whether it all
- * came. Undefined if the stream failed (the client reset it).
- */
-async function readUpTo(
-  stream: AsyncIterable<Uint8Array>,
-  cap: number,
-): Promise<{ body: AsyncIterable<Uint8Array>; bytes: Uint8Array; whole: boolean } | undefined> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const it = stream[Symbol.asyncIterator]();
-  try {
-    for (let r = await it.next(); !r.done; r = await it.next()) {
-      chunks.push(r.value);
-      size += r.value.length;
-      if (size > cap) return { body: replay(chunks, it), bytes: new Uint8Array(0), whole: false };
-    }
-  } catch {
-    return undefined;
-  }
-  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-  return { body: once(bytes), bytes, whole: true };
-}
-
-async function* replay(head: Uint8Array[], rest: AsyncIterator<Uint8Array>) {
-  yield* head;
-  for (let r = await rest.next(); !r.done; r = await rest.next()) yield r.value;
 }
 
 async function* once(bytes: Uint8Array) {
