@@ -8,6 +8,7 @@ import { outboxEvent } from "../../src/events/cloud-event.js";
 import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz } from "../support/fixtures.js";
+import { listeningPort } from "../support/listening.js";
 import { sleep } from "../support/load.js";
 import {
   countByType,
@@ -205,16 +206,6 @@ async function startService(
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
-  });
-  // Keep reading its output, or the pipe fills and the service blocks.
-  child.stdout?.resume();
+  const port = await listeningPort(child).port;
   return { child, baseUrl: `http://127.0.0.1:${port}`, exited };
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { keepAliveClients } from "../support/keep-alive-clients.js";
+import { listeningPort } from "../support/listening.js";
 import { reportFigures } from "../support/reliability.js";
 import { TEST_SECRET } from "../support/service.js";
 
@@ -50,28 +51,16 @@ async function npmStart(): Promise<{
     detached: true,
   });
   groups.push(npm.pid as number);
-  let out = "";
-  npm.stdout?.on("data", (chunk) => {
-    out += chunk;
-  });
+  const listening = listeningPort(npm);
+  let stderr = "";
   npm.stderr?.on("data", (chunk) => {
-    out += chunk;
+    stderr += chunk;
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     npm.once("exit", (code, signal) => resolve({ code, signal })),
   );
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = () => {
-      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
-      if (match) {
-        npm.stdout?.off("data", onData);
-        resolve(Number(match[1]));
-      }
-    };
-    npm.stdout?.on("data", onData);
-    npm.once("exit", () => reject(new Error(`npm start exited before listening:\n${out}`)));
-  });
-  return { npm, port, out: () => out, exit };
+  const port = await listening.port;
+  return { npm, port, out: () => listening.output() + stderr, exit };
 }
 
 /** The service's log lines whose message matches `msg`. */

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { testStore } from "../support/database.js";
+import { listeningPort } from "../support/listening.js";
 import { reportFigures } from "../support/reliability.js";
 import { TEST_SECRET } from "../support/service.js";
 
@@ -52,25 +53,13 @@ async function startService(env: Record<string, string>): Promise<Service> {
     stdio: ["ignore", "pipe", "ignore"],
   });
   children.push(child);
-  let out = "";
-  child.stdout?.on("data", (chunk) => {
-    out += chunk;
-  });
+  const listening = listeningPort(child);
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const onData = () => {
-      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
-      if (match) {
-        child.stdout?.off("data", onData);
-        resolve(Number(match[1]));
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
-  });
+  const port = await listening.port;
+  const out = listening.output;
   // The demo content's first quiz (loaded on an empty SQLite store).
-  const quizId = /"quizIds":\["?(\d+)/.exec(out)?.[1] ?? "1";
-  return { child, port, file, quizId, out: () => out, exit };
+  const quizId = /"quizIds":\["?(\d+)/.exec(out())?.[1] ?? "1";
+  return { child, port, file, quizId, out, exit };
 }
 
 /** A Connect POST over HTTP/1.1 that declares a body and never sends it: a request the drain waits for. */

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { keepAliveClients } from "../support/keep-alive-clients.js";
+import { listeningPort } from "../support/listening.js";
 import { TEST_SECRET } from "../support/service.js";
 
 let database: TestDatabase;
@@ -34,15 +35,7 @@ async function startService(): Promise<{
     detached: true,
   });
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
-  });
+  const port = await listeningPort(child).port;
   return { child, port, exit };
 }
 

@@ -21,6 +21,7 @@ import { createTestDatabase, type TestDatabase, testStore } from "../support/dat
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { endStatus, grpcFrame } from "../support/h2-raw.js";
+import { listeningPort } from "../support/listening.js";
 import { TEST_SECRET } from "../support/service.js";
 
 let database: TestDatabase;
@@ -55,15 +56,7 @@ beforeAll(async () => {
       resolve();
     }),
   );
-  port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout?.on("data", (chunk) => {
-      out += chunk;
-      const match = /"port":(\d+).*"msg":"listening"/.exec(out);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once("exit", () => reject(new Error(`service exited before listening:\n${out}`)));
-  });
+  port = await listeningPort(child).port;
 });
 afterAll(async () => {
   if (exited.at === 0) child?.kill("SIGKILL");
