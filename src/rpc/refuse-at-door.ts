@@ -1,9 +1,14 @@
 import type { ServerHttp2Stream } from "node:http2";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type Admission, RETRY_AFTER_SECONDS } from "../ops/admission.js";
+import { type Admission, overloaded, RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { codeHttpStatus, codeName } from "./connect-code.js";
 
-const MESSAGE = "server overloaded, try again";
+/** The admission interceptor's refusal, as each protocol writes it. */
+const REFUSAL = overloaded();
+const GRPC_STATUS = String(REFUSAL.code);
+const GRPC_MESSAGE = encodeURIComponent(REFUSAL.rawMessage);
+const CONNECT_BODY = JSON.stringify({ code: codeName(REFUSAL.code), message: REFUSAL.rawMessage });
 
 /**
  * A Fastify `onRequest` hook for the admitted RPCs: with every slot busy and
@@ -15,13 +20,13 @@ const MESSAGE = "server overloaded, try again";
 export function refuseAtDoor(admission: Admission) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (!admission.refuseIfFull()) return;
-    recordOutcome(request, { code: "unavailable" });
+    recordOutcome(request, { code: codeName(REFUSAL.code) });
     const type = request.headers["content-type"] ?? "";
     if (type.startsWith("application/grpc")) {
       const headers = {
         "content-type": type.split(";")[0] ?? type,
-        "grpc-status": "14",
-        "grpc-message": encodeURIComponent(MESSAGE),
+        "grpc-status": GRPC_STATUS,
+        "grpc-message": GRPC_MESSAGE,
       };
       const raw = request.raw as { stream?: ServerHttp2Stream };
       if (raw.stream !== undefined) {
@@ -36,15 +41,15 @@ export function refuseAtDoor(admission: Admission) {
       await reply
         .code(200)
         .header("content-type", type.split(";")[0] ?? type)
-        .header("grpc-status", "14")
-        .header("grpc-message", encodeURIComponent(MESSAGE))
+        .header("grpc-status", GRPC_STATUS)
+        .header("grpc-message", GRPC_MESSAGE)
         .send();
       return;
     }
     await reply
-      .code(503)
+      .code(codeHttpStatus(REFUSAL.code))
       .header("retry-after", String(RETRY_AFTER_SECONDS))
       .type("application/json")
-      .send(JSON.stringify({ code: "unavailable", message: MESSAGE }));
+      .send(CONNECT_BODY);
   };
 }
