@@ -13,6 +13,7 @@
  * older protobuf-es), each against the current one, at 16 callers.
  *
  * BENCH_QUICK=1: one round of 1 s at 16 callers (checks it runs end to end).
+ * BENCH_ONLY=regex runs only the targets whose names match (for a profile of one).
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
@@ -139,6 +140,10 @@ async function main(): Promise<void> {
         ["gRPC (service, RPC_SHORT_PATH=off)", "@grpc/grpc-js server"],
         ["Connect JSON (service)", "REST (service)"],
       );
+    }
+    if (env.BENCH_ONLY) {
+      const only = new RegExp(env.BENCH_ONLY);
+      targets.splice(0, targets.length, ...targets.filter((t) => only.test(t.name)));
     }
     log("sanity: one short run of each target");
     for (const t of targets) {

@@ -59,7 +59,7 @@ export interface Config {
    * development, not in production (`PRACTICE_PAGE=on|off`).
    */
   practicePage: boolean;
-  /** Unary binary gRPC calls on the short path (rpc/grpc-short-path.ts): `RPC_SHORT_PATH=on|off`, default on. */
+  /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts): `RPC_SHORT_PATH=on|off`, default on. */
   rpcShortPath: boolean;
   events: EventsConfig;
 }

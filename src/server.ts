@@ -56,7 +56,7 @@ import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";
-import { grpcShortPathRoutes, grpcUnaryConstraint } from "./rpc/grpc-short-path.js";
+import { unaryShortPathConstraint, unaryShortPathRoutes } from "./rpc/unary-short-path.js";
 import {
   checkRequestMessage,
   unparsedMessage,
@@ -101,7 +101,7 @@ export interface ServerDeps {
   reads?: ReadRouting;
   /** The built practice page, served at `/practice/`; none: not served. */
   practicePage?: PracticePageFiles;
-  /** Unary binary gRPC calls on the short path (rpc/grpc-short-path.ts); default true. */
+  /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
   rpcShortPath?: boolean;
 }
 
@@ -172,8 +172,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     file_grpc_reflection_v1alpha_reflection,
   );
 
-  // Picks rpc/grpc-short-path.ts's routes for binary gRPC calls.
-  app.addConstraintStrategy(grpcUnaryConstraint);
+  // Picks rpc/unary-short-path.ts's routes for unary gRPC and Connect calls.
+  app.addConstraintStrategy(unaryShortPathConstraint);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
   app.addHook("onRequest", refuseLargeHttp2Head);
@@ -250,15 +250,13 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       // A sibling scope: the short path reads and parses the message itself.
       await app.register(async (scope) => {
         scope.addHook("onRequest", door);
-        await scope.register(grpcShortPathRoutes, {
+        await scope.register(unaryShortPathRoutes, {
           routes: group.routes,
           interceptors,
           contextValues: rpcOptions.contextValues,
-          readMaxBytes: MAX_BODY_BYTES,
-          compressMinBytes: COMPRESS_MIN_BYTES,
-          // connect-fastify's default, which the Connect route runs with.
-          acceptCompression: [compressionGzip, compressionBrotli],
           connectOptions: {
+            // connect-fastify's default, which the Connect route runs with.
+            acceptCompression: [compressionGzip, compressionBrotli],
             readMaxBytes: MAX_BODY_BYTES,
             compressMinBytes: COMPRESS_MIN_BYTES,
             jsonOptions: STRICT_JSON_OPTIONS,

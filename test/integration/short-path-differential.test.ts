@@ -5,8 +5,10 @@ import {
   create,
   type DescMessage,
   fromBinary,
+  fromJsonString,
   type MessageInitShape,
   toBinary,
+  toJsonString,
 } from "@bufbuild/protobuf";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -33,9 +35,9 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
 
-// The same gRPC calls, byte for byte, through the unary short path
-// (rpc/grpc-short-path.ts) and through Connect's own handler: one database,
-// one clock, two servers that differ only in RPC_SHORT_PATH.
+// The same unary calls (gRPC, Connect JSON, Connect binary), byte for byte,
+// through the short path (rpc/unary-short-path.ts) and through Connect's own
+// handler: one database, one clock, two servers that differ only in RPC_SHORT_PATH.
 
 const SESSIONS = "/practice.v1.PracticeSessionService";
 const QUIZZES = "/practice.v1.QuizService";
@@ -43,8 +45,8 @@ const SLOTS = 4;
 
 interface Side {
   url: string;
-  /** Whether the app has the short path's gRPC route for ListSessions. */
-  hasShortRoute: boolean;
+  /** Which of the short path's routes for ListSessions the app has. */
+  shortRoutes: string[];
   port: OnePortServer;
   admission: Admission;
   h2: ClientHttp2Session;
@@ -74,12 +76,14 @@ async function side(rpcShortPath: boolean): Promise<Side> {
   const port = servePort(app, false);
   await port.listen(0, "127.0.0.1");
   const url = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
-  const hasShortRoute = app.hasRoute({
-    method: "POST",
-    url: `${SESSIONS}/ListSessions`,
-    constraints: { grpcBinary: "binary" },
-  });
-  return { url, port, admission, hasShortRoute, h2: connect(url) };
+  const shortRoutes = ["grpc", "connect"].filter((protocol) =>
+    app.hasRoute({
+      method: "POST",
+      url: `${SESSIONS}/ListSessions`,
+      constraints: { unaryShortPath: protocol },
+    }),
+  );
+  return { url, port, admission, shortRoutes, h2: connect(url) };
 }
 
 beforeAll(async () => {
@@ -102,22 +106,38 @@ interface Exchange {
   body: Buffer;
 }
 
+type Protocol = "grpc" | "connect-json" | "connect-proto";
+const PROTOCOLS: Protocol[] = ["grpc", "connect-json", "connect-proto"];
+const CONTENT_TYPE: Record<Protocol, string> = {
+  grpc: "application/grpc",
+  "connect-json": "application/json",
+  "connect-proto": "application/proto",
+};
+
+/** A request message in both encodings. */
+interface Msg {
+  binary: Uint8Array;
+  json: Uint8Array;
+}
+
 interface CallInit {
+  protocol?: Protocol;
   user?: string | null;
   headers?: Record<string, string>;
-  /** The request's message, already framed; default: one uncompressed envelope of `message`. */
+  /** The request body as sent; default: `message` encoded (and for gRPC framed) as `protocol` says. */
   body?: Buffer;
 }
 
 const token = (user: string) => signToken(TEST_SECRET, user, { now: clock.now() });
 
-/** One raw gRPC call: the response's status, headers, trailers and body bytes. */
-async function call(s: Side, path: string, message: Uint8Array, init: CallInit = {}) {
+/** One raw unary call over HTTP/2: the response's status, headers, trailers and body bytes. */
+async function call(s: Side, path: string, message: Msg | Uint8Array, init: CallInit = {}) {
+  const protocol = init.protocol ?? "grpc";
   const headers: Record<string, string> = {
     ":method": "POST",
     ":path": path,
-    "content-type": "application/grpc",
-    te: "trailers",
+    "content-type": CONTENT_TYPE[protocol],
+    ...(protocol === "grpc" ? { te: "trailers" } : {}),
     ...init.headers,
   };
   const user = init.user === undefined ? "alice" : init.user;
@@ -139,12 +159,50 @@ async function call(s: Side, path: string, message: Uint8Array, init: CallInit =
       result.body = Buffer.concat(chunks);
       resolve(result);
     });
-    stream.end(init.body ?? frame(message));
+    stream.end(init.body ?? encode(message, protocol));
   });
+}
+
+function encode(message: Msg | Uint8Array, protocol: Protocol): Buffer {
+  const bytes =
+    message instanceof Uint8Array
+      ? message
+      : protocol === "connect-json"
+        ? message.json
+        : message.binary;
+  return protocol === "grpc" ? frame(bytes) : Buffer.from(bytes);
 }
 
 /** The call's status: in the trailers, or in the headers of a trailers-only answer. */
 const grpcStatus = (e: Exchange) => e.trailers["grpc-status"] ?? e.headers["grpc-status"];
+
+const CODES = [
+  "ok",
+  "canceled",
+  "unknown",
+  "invalid_argument",
+  "deadline_exceeded",
+  "not_found",
+  "already_exists",
+  "permission_denied",
+  "resource_exhausted",
+  "failed_precondition",
+  "aborted",
+  "out_of_range",
+  "unimplemented",
+  "internal",
+  "unavailable",
+  "data_loss",
+  "unauthenticated",
+];
+
+/** The call's code, whichever protocol answered: gRPC's status, or Connect's error JSON. */
+function codeOf(e: Exchange): string {
+  const grpc = grpcStatus(e);
+  if (grpc !== undefined) return CODES[Number(grpc)] ?? String(grpc);
+  if (e.status === 200) return "ok";
+  return (JSON.parse(e.body.toString("utf8")) as { code: string }).code;
+}
 
 function withoutVolatile(h: Record<string, unknown>): Record<string, unknown> {
   const { date: _date, ...rest } = h;
@@ -159,11 +217,23 @@ function frame(message: Uint8Array, flags = 0): Buffer {
   return out;
 }
 
-const bin = <D extends DescMessage>(schema: D, init: MessageInitShape<D>) =>
-  toBinary(schema, create(schema, init));
+function msg<D extends DescMessage>(schema: D, init: MessageInitShape<D>): Msg {
+  const message = create(schema, init);
+  return {
+    binary: toBinary(schema, message),
+    json: Buffer.from(toJsonString(schema, message)),
+  };
+}
+
+/** A response message, decoded from any protocol's body. */
+function decode<D extends DescMessage>(schema: D, e: Exchange, protocol: Protocol) {
+  if (protocol === "grpc") return fromBinary(schema, e.body.subarray(5));
+  if (protocol === "connect-proto") return fromBinary(schema, e.body);
+  return fromJsonString(schema, e.body.toString("utf8"));
+}
 
 /** Both sides' answers to the same call; generated request ids are left out unless sent. */
-async function both(path: string, message: Uint8Array, init: CallInit = {}) {
+async function both(path: string, message: Msg | Uint8Array, init: CallInit = {}) {
   const [a, b] = [await call(short, path, message, init), await call(plain, path, message, init)];
   if (init.headers?.["x-request-id"] === undefined) {
     delete a.headers["x-request-id"];
@@ -172,31 +242,41 @@ async function both(path: string, message: Uint8Array, init: CallInit = {}) {
   return [a, b] as const;
 }
 
-async function same(path: string, message: Uint8Array, init: CallInit = {}) {
+async function same(path: string, message: Msg | Uint8Array, init: CallInit = {}) {
   const [a, b] = await both(path, message, init);
   expect(a).toEqual(b);
   return a;
 }
 
 let quiz: Awaited<ReturnType<typeof insertQuiz>>;
-/** A session each side started for the same user and quiz state, ids swapped in the short side's answers. */
-const sessions = { short: "", plain: "" };
+beforeAll(async () => {
+  quiz = await insertQuiz(database.db, { questions: 3 });
+});
 
-/** The short side's exchange with its session id written as the plain side's (same length). */
-function asPlain(e: Exchange): Exchange {
-  const swap = (b: Buffer) =>
-    Buffer.from(b.toString("latin1").replaceAll(sessions.short, sessions.plain), "latin1");
-  return { ...e, body: swap(e.body) };
-}
+it("the setting adds the short path's routes, or leaves every call to Connect", () => {
+  expect(short.shortRoutes).toEqual(["grpc", "connect"]);
+  expect(plain.shortRoutes).toEqual([]);
+});
 
-describe("gRPC unary: the short path answers exactly as Connect's handler", () => {
+describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handler", (protocol) => {
+  /** A session each side started for the same user and quiz state. */
+  const sessions = { short: "", plain: "" };
+  const users = { short: `s-${protocol}`, plain: `p-${protocol}` };
+  const as = { protocol };
+
+  /** The short side's exchange with its session id written as the plain side's (same length). */
+  function asPlain(e: Exchange): Exchange {
+    const swap = (b: Buffer) =>
+      Buffer.from(b.toString("latin1").replaceAll(sessions.short, sessions.plain), "latin1");
+    return { ...e, body: swap(e.body) };
+  }
+
   beforeAll(async () => {
-    quiz = await insertQuiz(database.db, { questions: 3 });
-    const start = bin(StartSessionRequestSchema, { quizId: quiz.quizId });
-    const a = await call(short, `${SESSIONS}/StartSession`, start, { user: "s-user" });
-    const b = await call(plain, `${SESSIONS}/StartSession`, start, { user: "p-user" });
-    sessions.short = fromBinary(StartSessionResponseSchema, a.body.subarray(5)).session?.id ?? "";
-    sessions.plain = fromBinary(StartSessionResponseSchema, b.body.subarray(5)).session?.id ?? "";
+    const start = msg(StartSessionRequestSchema, { quizId: quiz.quizId });
+    const a = await call(short, `${SESSIONS}/StartSession`, start, { ...as, user: users.short });
+    const b = await call(plain, `${SESSIONS}/StartSession`, start, { ...as, user: users.plain });
+    sessions.short = decode(StartSessionResponseSchema, a, protocol).session?.id ?? "";
+    sessions.plain = decode(StartSessionResponseSchema, b, protocol).session?.id ?? "";
     expect(sessions.short.length).toBe(sessions.plain.length);
     expect(asPlain(a)).toEqual({
       ...b,
@@ -205,13 +285,15 @@ describe("gRPC unary: the short path answers exactly as Connect's handler", () =
   });
 
   /** A call on each side's own session: same answers once the ids are swapped. */
-  async function onSessions(method: string, make: (id: string) => Uint8Array, init: CallInit = {}) {
+  async function onSessions(method: string, make: (id: string) => Msg, init: CallInit = {}) {
     const a = await call(short, `${SESSIONS}/${method}`, make(sessions.short), {
-      user: "s-user",
+      ...as,
+      user: users.short,
       ...init,
     });
     const b = await call(plain, `${SESSIONS}/${method}`, make(sessions.plain), {
-      user: "p-user",
+      ...as,
+      user: users.plain,
       ...init,
     });
     delete a.headers["x-request-id"];
@@ -220,147 +302,151 @@ describe("gRPC unary: the short path answers exactly as Connect's handler", () =
     return b;
   }
 
-  it("the setting adds the short path's routes, or leaves every call to Connect", () => {
-    expect(short.hasShortRoute).toBe(true);
-    expect(plain.hasShortRoute).toBe(false);
-  });
-
   it("every unary method succeeds with the same bytes", async () => {
     const list = await same(
       `${SESSIONS}/ListSessions`,
-      bin(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+      msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+      as,
     );
-    expect(grpcStatus(list)).toBe("0");
-    await same(`${QUIZZES}/ListQuizzes`, bin(ListQuizzesRequestSchema, {}));
+    expect(codeOf(list)).toBe("ok");
+    expect(
+      codeOf(await same(`${QUIZZES}/ListQuizzes`, msg(ListQuizzesRequestSchema, {}), as)),
+    ).toBe("ok");
     const got = await same(
       `${QUIZZES}/GetQuiz`,
-      bin(GetQuizRequestSchema, { quizId: quiz.quizId }),
+      msg(GetQuizRequestSchema, { quizId: quiz.quizId }),
+      as,
     );
-    expect(grpcStatus(got)).toBe("0");
+    expect(codeOf(got)).toBe("ok");
     const get = await onSessions("GetSession", (id) =>
-      bin(GetSessionRequestSchema, { sessionId: id }),
+      msg(GetSessionRequestSchema, { sessionId: id }),
     );
-    expect(grpcStatus(get)).toBe("0");
+    expect(codeOf(get)).toBe("ok");
     const answer = (id: string) =>
-      bin(SubmitAnswerRequestSchema, {
+      msg(SubmitAnswerRequestSchema, {
         sessionId: id,
         questionId: quiz.questionIds[0],
         userAnswer: "A1",
       });
-    expect((await onSessions("SubmitAnswer", answer)).trailers["grpc-status"]).toBe("0");
-    // already_exists with the stored answer as a detail (grpc-status-details-bin).
+    expect(codeOf(await onSessions("SubmitAnswer", answer))).toBe("ok");
+    // The same answer again: a retry, answered as the first.
+    expect(codeOf(await onSessions("SubmitAnswer", answer))).toBe("ok");
+    // already_exists with the stored answer as a detail.
     const other = (id: string) =>
-      bin(SubmitAnswerRequestSchema, {
+      msg(SubmitAnswerRequestSchema, {
         sessionId: id,
         questionId: quiz.questionIds[0],
         userAnswer: "B",
       });
     const conflict = await onSessions("SubmitAnswer", other);
-    expect(grpcStatus(conflict)).toBe("6");
-    expect(conflict.trailers["grpc-status-details-bin"]).toBeDefined();
-    const complete = (id: string) => bin(CompleteSessionRequestSchema, { sessionId: id });
-    expect((await onSessions("CompleteSession", complete)).trailers["grpc-status"]).toBe("0");
+    expect(codeOf(conflict)).toBe("already_exists");
+    if (protocol === "grpc") expect(conflict.trailers["grpc-status-details-bin"]).toBeDefined();
+    else expect(conflict.body.toString()).toContain("practice.v1.AnswerConflict");
+    const complete = (id: string) => msg(CompleteSessionRequestSchema, { sessionId: id });
+    expect(codeOf(await onSessions("CompleteSession", complete))).toBe("ok");
     // failed_precondition: answering a completed session.
     const late = (id: string) =>
-      bin(SubmitAnswerRequestSchema, {
+      msg(SubmitAnswerRequestSchema, {
         sessionId: id,
         questionId: quiz.questionIds[1],
         userAnswer: "A2",
       });
-    expect((await onSessions("SubmitAnswer", late)).trailers["grpc-status"]).toBe("9");
+    expect(codeOf(await onSessions("SubmitAnswer", late))).toBe("failed_precondition");
   });
 
-  it("the same errors: not_found, invalid_argument, unauthenticated", async () => {
+  it("the same errors: not_found, invalid_argument, unauthenticated, a message that does not parse", async () => {
     const missing = await same(
       `${SESSIONS}/GetSession`,
-      bin(GetSessionRequestSchema, { sessionId: "00000000-0000-7000-8000-000000000000" }),
+      msg(GetSessionRequestSchema, { sessionId: "00000000-0000-7000-8000-000000000000" }),
+      as,
     );
-    expect(grpcStatus(missing)).toBe("5");
+    expect(codeOf(missing)).toBe("not_found");
     const bad = await same(
       `${SESSIONS}/ListSessions`,
-      bin(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: -1 }),
+      msg(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: -1 }),
+      as,
     );
-    expect(grpcStatus(bad)).toBe("3");
+    expect(codeOf(bad)).toBe("invalid_argument");
     const anonymous = await same(
       `${SESSIONS}/ListSessions`,
-      bin(ListSessionsRequestSchema, { quizId: quiz.quizId }),
-      {
-        user: null,
-      },
+      msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+      { ...as, user: null },
     );
-    expect(grpcStatus(anonymous)).toBe("16");
+    expect(codeOf(anonymous)).toBe("unauthenticated");
+    const garbage =
+      protocol === "connect-json" ? Buffer.from("{") : Buffer.from([0xff, 0xff, 0xff]);
+    expect(codeOf(await same(`${SESSIONS}/ListSessions`, garbage, as))).toBe("invalid_argument");
   });
 
-  it("unavailable when admission sheds, deadline_exceeded while queued past grpc-timeout", async () => {
+  it("unavailable when admission sheds, deadline_exceeded while queued past the call's timeout", async () => {
     const held: Release[] = [];
     for (const s of [short, plain]) {
       for (let i = 0; i < SLOTS; i++) held.push(await s.admission.acquire());
     }
     const queued: Promise<Release>[] = [];
+    const timeout: Record<string, string> =
+      protocol === "grpc" ? { "grpc-timeout": "30m" } : { "connect-timeout-ms": "30" };
     try {
       // Every slot busy: a call waits in the queue until its deadline.
       const late = await same(
         `${SESSIONS}/ListSessions`,
-        bin(ListSessionsRequestSchema, { quizId: quiz.quizId }),
-        {
-          headers: { "grpc-timeout": "30m" },
-        },
+        msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+        { ...as, headers: timeout },
       );
-      expect(grpcStatus(late)).toBe("4");
+      expect(codeOf(late)).toBe("deadline_exceeded");
       // And the queue full too: refused at the door.
       for (const s of [short, plain]) {
         for (let i = 0; i < SLOTS; i++) queued.push(s.admission.acquire());
       }
       const shed = await same(
         `${SESSIONS}/ListSessions`,
-        bin(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+        msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+        as,
       );
-      expect(grpcStatus(shed)).toBe("14");
+      expect(codeOf(shed)).toBe("unavailable");
     } finally {
       for (const release of held) release();
       for (const release of await Promise.all(queued)) release();
     }
   });
 
-  it("resource_exhausted for an oversized message, and bodies the short path leaves to Connect", async () => {
-    const big = Buffer.alloc(MAX_BODY_BYTES + 10, 0x41);
-    const huge = await same(`${SESSIONS}/ListSessions`, big, {
-      body: frame(bin(ListSessionsRequestSchema, { cursor: big.toString("latin1") })),
-    });
-    expect(grpcStatus(huge)).toBe("8");
-    // A message that does not parse: invalid_argument.
-    const garbage = await same(`${SESSIONS}/ListSessions`, Buffer.from([0xff, 0xff, 0xff]));
-    expect(grpcStatus(garbage)).toBe("3");
-    // Two messages in a unary call, a truncated envelope, a bad grpc-timeout, an unknown encoding.
-    const one = bin(ListSessionsRequestSchema, { quizId: quiz.quizId });
-    await same(`${SESSIONS}/ListSessions`, one, { body: Buffer.concat([frame(one), frame(one)]) });
-    await same(`${SESSIONS}/ListSessions`, one, { body: frame(one).subarray(0, 3) });
-    await same(`${SESSIONS}/ListSessions`, one, { headers: { "grpc-timeout": "soon" } });
-    await same(`${SESSIONS}/ListSessions`, one, {
-      headers: { "grpc-encoding": "snappy" },
-      body: frame(one, 1),
-    });
+  it("resource_exhausted for an oversized message", async () => {
+    const cursor = "A".repeat(MAX_BODY_BYTES + 10);
+    const huge = await same(
+      `${SESSIONS}/ListSessions`,
+      msg(ListSessionsRequestSchema, { quizId: quiz.quizId, cursor }),
+      as,
+    );
+    expect(codeOf(huge)).toBe("resource_exhausted");
   });
 
   it("custom metadata and compression: the request id echoed, gzip in, gzip accepted", async () => {
-    const list = bin(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: 5 });
+    const list = msg(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: 5 });
     const echoed = await same(`${SESSIONS}/ListSessions`, list, {
+      ...as,
       headers: { "x-request-id": "differential-1", "x-custom": "kept" },
     });
     expect(echoed.headers["x-request-id"]).toBe("differential-1");
-    const gz = frame(gzipSync(list), 1);
+    const grpc = protocol === "grpc";
+    const plainBody = encode(list, protocol);
+    const gz = grpc ? frame(gzipSync(list.binary), 1) : gzipSync(plainBody);
+    const [encoding, accept] = grpc
+      ? ["grpc-encoding", "grpc-accept-encoding"]
+      : ["content-encoding", "accept-encoding"];
     const variants: Record<string, string>[] = [
-      { "grpc-encoding": "gzip" },
-      { "grpc-encoding": "gzip", "grpc-accept-encoding": "gzip" },
-      { "grpc-accept-encoding": "gzip" },
-      { "grpc-accept-encoding": "br, gzip" },
-      { "grpc-accept-encoding": "identity" },
+      { [encoding]: "gzip" },
+      { [encoding]: "gzip", [accept]: "gzip" },
+      { [accept]: "gzip" },
+      { [accept]: "br, gzip" },
+      { [accept]: "identity" },
     ];
     for (const headers of variants) {
-      const body = headers["grpc-encoding"] ? gz : undefined;
-      const out = await same(`${SESSIONS}/ListSessions`, list, { headers, body });
-      expect(grpcStatus(out)).toBe("0");
+      const body = headers[encoding] ? gz : undefined;
+      const out = await same(`${SESSIONS}/ListSessions`, list, { ...as, headers, body });
+      expect(codeOf(out)).toBe("ok");
     }
+    // An encoding the server does not know.
+    await same(`${SESSIONS}/ListSessions`, list, { ...as, headers: { [encoding]: "snappy" } });
   });
 
   it("a response large enough to be compressed is compressed the same", async () => {
@@ -373,34 +459,17 @@ describe("gRPC unary: the short path answers exactly as Connect's handler", () =
         .where("id", "=", id)
         .execute();
     }
-    const init = { quizId: long.quizId };
-    const out = await same(`${QUIZZES}/GetQuiz`, bin(GetQuizRequestSchema, init), {
-      headers: { "grpc-accept-encoding": "gzip" },
-    });
-    expect(grpcStatus(out)).toBe("0");
-    expect(out.headers["grpc-encoding"]).toBe("gzip");
-    expect(out.body[0]).toBe(1);
-  });
-
-  it("Connect GET stays on Connect's route, the same in both modes", async () => {
-    const message = Buffer.from(bin(GetQuizRequestSchema, { quizId: quiz.quizId })).toString(
-      "base64url",
+    const grpc = protocol === "grpc";
+    const out = await same(
+      `${QUIZZES}/GetQuiz`,
+      msg(GetQuizRequestSchema, { quizId: long.quizId }),
+      {
+        ...as,
+        headers: { [grpc ? "grpc-accept-encoding" : "accept-encoding"]: "gzip" },
+      },
     );
-    const path = `${QUIZZES}/GetQuiz?encoding=proto&base64=1&connect=v1&message=${message}`;
-    const [a, b] = await Promise.all(
-      [short, plain].map(async (s) => {
-        const res = await fetch(`${s.url}${path}`, {
-          headers: { authorization: `Bearer ${await token("alice")}` },
-        });
-        return {
-          status: res.status,
-          type: res.headers.get("content-type"),
-          body: Buffer.from(await res.arrayBuffer()),
-        };
-      }),
-    );
-    expect(a).toEqual(b);
-    expect(a?.status).toBe(200);
+    expect(codeOf(out)).toBe("ok");
+    expect(out.headers[grpc ? "grpc-encoding" : "content-encoding"]).toBe("gzip");
   });
 
   it.each(
@@ -425,28 +494,26 @@ describe("gRPC unary: the short path answers exactly as Connect's handler", () =
     async (_name, code) => {
       const created: number[] = [];
       for (const s of [short, plain]) {
-        const user = `rst-${code}-${s === short ? "short" : "plain"}`;
+        const user = `rst-${protocol}-${code}-${s === short ? "short" : "plain"}`;
         const stream = s.h2.request({
           ":method": "POST",
           ":path": `${SESSIONS}/StartSession`,
-          "content-type": "application/grpc",
+          "content-type": CONTENT_TYPE[protocol],
           te: "trailers",
           authorization: `Bearer ${await token(user)}`,
         });
         stream.on("error", () => {});
-        stream.end(frame(bin(StartSessionRequestSchema, { quizId: quiz.quizId })));
+        stream.end(encode(msg(StartSessionRequestSchema, { quizId: quiz.quizId }), protocol));
         stream.close(code);
         await new Promise((resolve) => stream.on("close", resolve));
         // Whatever the call did, it is done once the server answers the next one.
         const next = await call(
           s,
           `${SESSIONS}/ListSessions`,
-          bin(ListSessionsRequestSchema, { quizId: quiz.quizId }),
-          {
-            user,
-          },
+          msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+          { ...as, user },
         );
-        expect(grpcStatus(next)).toBe("0");
+        expect(codeOf(next)).toBe("ok");
         const rows = await database.db
           .selectFrom("practice_sessions")
           .select("id")
@@ -457,4 +524,97 @@ describe("gRPC unary: the short path answers exactly as Connect's handler", () =
       expect(created[0]).toBe(created[1]);
     },
   );
+});
+
+describe("gRPC: bodies the short path leaves to Connect", () => {
+  it("two messages in a unary call, a truncated envelope, a bad grpc-timeout, a compressed frame without an encoding", async () => {
+    const one = msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
+    const framed = frame(one.binary);
+    await same(`${SESSIONS}/ListSessions`, one, { body: Buffer.concat([framed, framed]) });
+    await same(`${SESSIONS}/ListSessions`, one, { body: framed.subarray(0, 3) });
+    await same(`${SESSIONS}/ListSessions`, one, { headers: { "grpc-timeout": "soon" } });
+    await same(`${SESSIONS}/ListSessions`, one, { body: frame(one.binary, 1) });
+  });
+
+  it("Connect GET stays on Connect's route, the same in both modes", async () => {
+    const message = Buffer.from(msg(GetQuizRequestSchema, { quizId: quiz.quizId }).binary).toString(
+      "base64url",
+    );
+    const path = `${QUIZZES}/GetQuiz?encoding=proto&base64=1&connect=v1&message=${message}`;
+    const [a, b] = await Promise.all(
+      [short, plain].map(async (s) => {
+        const res = await fetch(`${s.url}${path}`, {
+          headers: { authorization: `Bearer ${await token("alice")}` },
+        });
+        return {
+          status: res.status,
+          type: res.headers.get("content-type"),
+          body: Buffer.from(await res.arrayBuffer()),
+        };
+      }),
+    );
+    expect(a).toEqual(b);
+    expect(a?.status).toBe(200);
+  });
+});
+
+describe("Connect: what JSON and HTTP/1.1 callers send", () => {
+  const json = { protocol: "connect-json" as const };
+  const list = () => msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
+
+  it("content types Connect accepts, unknown fields, text that is not UTF-8, a bad connect-timeout-ms", async () => {
+    for (const type of [
+      "application/json; charset=utf-8",
+      "Application/JSON",
+      "application/json;charset=utf8",
+    ]) {
+      const out = await same(`${SESSIONS}/ListSessions`, list(), {
+        ...json,
+        headers: { "content-type": type },
+      });
+      expect(codeOf(out)).toBe("ok");
+    }
+    const unknown = Buffer.from(JSON.stringify({ quizId: quiz.quizId, comingSoon: 1 }));
+    expect(codeOf(await same(`${SESSIONS}/ListSessions`, unknown, json))).toBe("ok");
+    const wrongType = Buffer.from(JSON.stringify({ quizId: 7 }));
+    expect(codeOf(await same(`${SESSIONS}/ListSessions`, wrongType, json))).toBe(
+      "invalid_argument",
+    );
+    const latin1 = Buffer.from(`{"quizId":"${quiz.quizId}","cursor":"caf\xe9"}`, "latin1");
+    expect(codeOf(await same(`${SESSIONS}/ListSessions`, latin1, json))).toBe("invalid_argument");
+    const empty = await same(`${SESSIONS}/ListSessions`, Buffer.alloc(0), json);
+    expect(codeOf(empty)).toBe("invalid_argument");
+    await same(`${SESSIONS}/ListSessions`, list(), {
+      ...json,
+      headers: { "connect-timeout-ms": "soon" },
+    });
+  });
+
+  it("over HTTP/1.1: the same status, headers and bytes", async () => {
+    const exchange = async (s: Side, body: Uint8Array, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${s.url}${SESSIONS}/ListSessions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${await token("alice")}`,
+          ...headers,
+        },
+        body,
+      });
+      const h = Object.fromEntries(res.headers);
+      delete h.date;
+      delete h["x-request-id"];
+      return { status: res.status, headers: h, body: Buffer.from(await res.arrayBuffer()) };
+    };
+    const cases: [Uint8Array, Record<string, string>?][] = [
+      [list().json],
+      [msg(ListSessionsRequestSchema, { quizId: quiz.quizId, limit: -1 }).json],
+      [Buffer.from("{")],
+      [list().json, { "accept-encoding": "gzip", origin: "http://example.test" }],
+      [gzipSync(list().json), { "content-encoding": "gzip" }],
+    ];
+    for (const [body, headers] of cases) {
+      expect(await exchange(short, body, headers)).toEqual(await exchange(plain, body, headers));
+    }
+  });
 });
