@@ -56,7 +56,6 @@ import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { clientGoneKey } from "./rpc/admission-interceptor.js";
-import { unaryShortPathConstraint, unaryShortPathRoutes } from "./rpc/unary-short-path.js";
 import {
   checkRequestMessage,
   unparsedMessage,
@@ -73,6 +72,7 @@ import {
   streamLimitsInterceptor,
 } from "./rpc/stream-limits.js";
 import { STRICT_JSON_OPTIONS } from "./rpc/strict-json.js";
+import { unaryShortPathConstraint, unaryShortPathRoutes } from "./rpc/unary-short-path.js";
 import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 

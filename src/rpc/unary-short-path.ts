@@ -42,6 +42,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { App } from "../app-server.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { compileJsonWriter } from "./proto-json.js";
 import { readUpTo } from "./read-body.js";
 
 type ConstraintStrategy = Parameters<App["addConstraintStrategy"]>[0];
@@ -50,6 +51,7 @@ type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
 type Options = ReturnType<typeof validateUniversalHandlerOptions>;
 type Serialization = ReturnType<typeof createMethodSerializationLookup>;
 type RawRequest = IncomingMessage | Http2ServerRequest;
+type JsonWriter = ReturnType<typeof compileJsonWriter>;
 
 /** The route constraint that picks the short path: a unary gRPC or Connect POST. */
 export const unaryShortPathConstraint: ConstraintStrategy = {
@@ -161,12 +163,13 @@ export async function unaryShortPathRoutes(
       opt.jsonOptions,
       opt,
     );
+    const json = compileJsonWriter(spec.method.output, opt.jsonOptions);
     const route = (protocol: string, answer: Answer) =>
       scope.post(path, { constraints: { unaryShortPath: protocol } }, (req, reply) =>
         serve(req, reply, spec, fallback, answer, options.contextValues, opt.readMaxBytes),
       );
     route("grpc", (call) => grpcAnswer(call, opt));
-    route("connect", (call) => connectAnswer(call, opt, serialization));
+    route("connect", (call) => connectAnswer(call, opt, serialization, json));
   }
 }
 
@@ -259,6 +262,7 @@ async function connectAnswer(
   call: Call,
   opt: Options,
   serialization: Serialization,
+  json: JsonWriter | undefined,
 ): Promise<Reply | undefined> {
   const { req, body, spec } = call;
   const binary = header(req, "content-type")?.toLowerCase() === contentTypeUnaryProto;
@@ -297,7 +301,12 @@ async function connectAnswer(
   try {
     const input = binary ? parseBinary(call, bytes) : serialization.getI(false).parse(bytes);
     const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
-    out = serialization.getO(binary).serialize(output);
+    const text = binary ? undefined : json?.(output);
+    const encoded = text === undefined ? undefined : Buffer.from(text);
+    out =
+      encoded !== undefined && encoded.byteLength <= opt.writeMaxBytes
+        ? encoded
+        : serialization.getO(binary).serialize(output);
   } catch (e) {
     const error = asConnectError(e);
     status = codeToHttpStatus(error.code);

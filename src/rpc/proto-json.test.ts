@@ -1,0 +1,176 @@
+import {
+  create,
+  type DescField,
+  type DescMessage,
+  ScalarType,
+  toJsonString,
+} from "@bufbuild/protobuf";
+import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  AnswerConflictSchema,
+  ListSessionsRequestSchema,
+  ListSessionsResponseSchema,
+  PracticeSessionService,
+} from "../../gen/practice/v1/practice_session_service_pb.js";
+import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
+import { compileJsonWriter } from "./proto-json.js";
+import { STRICT_JSON_OPTIONS } from "./strict-json.js";
+import { sessionToProto } from "./to-proto.js";
+
+const OUTPUTS = [
+  ...[PracticeSessionService, QuizService].flatMap((s) => s.methods.map((m) => m.output)),
+  AnswerConflictSchema,
+];
+
+/** What protobuf-es writes, or the message of what it throws. */
+function expected(schema: DescMessage, message: object): string {
+  try {
+    return toJsonString(schema, message as never, STRICT_JSON_OPTIONS as object);
+  } catch (e) {
+    return `throws: ${(e as Error).message}`;
+  }
+}
+
+/** What the compiled writer writes, asking protobuf-es where it declines, as its caller does. */
+function written(schema: DescMessage, message: object): string {
+  const write = compileJsonWriter(schema, STRICT_JSON_OPTIONS);
+  return write?.(message) ?? expected(schema, message);
+}
+
+const MIN_SECONDS = -62_135_596_800n;
+const MAX_SECONDS = 253_402_300_799n;
+
+const timestamp: fc.Arbitrary<Timestamp> = fc
+  .record({
+    seconds: fc.oneof(
+      fc.bigInt(MIN_SECONDS, MAX_SECONDS),
+      fc.bigInt(-86_400n * 366n, 86_400n * 366n * 60n),
+      fc.constantFrom(MIN_SECONDS, MAX_SECONDS, MIN_SECONDS - 1n, MAX_SECONDS + 1n, 0n, -1n),
+    ),
+    nanos: fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 0, max: 999 }).map((n) => n * 1_000_000),
+      fc.integer({ min: 0, max: 999_999 }).map((n) => n * 1000),
+      fc.integer({ min: 0, max: 999_999_999 }),
+      fc.constantFrom(-1, 1_000_000_000),
+    ),
+  })
+  .map((t) => create(TimestampSchema, t));
+
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+
+function scalar(type: ScalarType): fc.Arbitrary<unknown> {
+  switch (type) {
+    case ScalarType.STRING:
+      return fc.oneof(fc.string({ unit: "binary" }), fc.constantFrom("", '"\\\u2028\u0000</'));
+    case ScalarType.BOOL:
+      return fc.boolean();
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return fc.integer({ min: 0, max: 2 ** 32 - 1 });
+    default:
+      return fc.oneof(fc.integer(INT32), fc.constantFrom(0, -0, 1, -1));
+  }
+}
+
+/** Any value of `field`, field kinds as the practice API's responses have them. */
+function fieldValue(field: DescField, depth: number): fc.Arbitrary<unknown> {
+  const message = (schema: DescMessage) =>
+    schema.typeName === TimestampSchema.typeName ? timestamp : messageOf(schema, depth + 1);
+  switch (field.fieldKind) {
+    case "scalar":
+      return scalar(field.scalar);
+    case "message":
+      return message(field.message);
+    case "list":
+      return fc.array(
+        field.listKind === "message" ? message(field.message) : scalar(field.scalar as ScalarType),
+        { maxLength: depth > 1 ? 0 : 3 },
+      );
+    default:
+      throw new Error(`no arbitrary for ${field}`);
+  }
+}
+
+function messageOf(schema: DescMessage, depth = 0): fc.Arbitrary<object> {
+  const fields = Object.fromEntries(schema.fields.map((f) => [f.localName, fieldValue(f, depth)]));
+  return fc.record(fields, { requiredKeys: [] }).map((init) => create(schema, init as never));
+}
+
+describe("compileJsonWriter: protobuf-es's JSON, byte for byte", () => {
+  it("compiles every response message of the practice API", () => {
+    for (const schema of OUTPUTS) {
+      expect(compileJsonWriter(schema, STRICT_JSON_OPTIONS), schema.typeName).toBeDefined();
+    }
+  });
+
+  it.each(OUTPUTS.map((s) => [s.typeName, s] as const))("%s: any message", (_name, schema) => {
+    fc.assert(
+      fc.property(messageOf(schema), (message) => {
+        expect(written(schema, message)).toBe(expected(schema, message));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("Timestamps across the whole range, to the nanosecond; outside it, protobuf-es's error", () => {
+    const write = compileJsonWriter(TimestampSchema) as (m: object) => string | undefined;
+    fc.assert(
+      fc.property(timestamp, (ts) => {
+        const out = write(ts);
+        const inRange = ts.seconds >= MIN_SECONDS && ts.seconds <= MAX_SECONDS;
+        const validNanos = ts.nanos >= 0 && ts.nanos <= 999_999_999;
+        if (inRange && validNanos) expect(out).toBe(expected(TimestampSchema, ts));
+        else expect(out).toBeUndefined();
+      }),
+      { numRuns: 5000 },
+    );
+    for (const iso of [
+      "0001-01-01T00:00:00Z",
+      "1900-02-28T23:59:59Z",
+      "1969-12-31T23:59:59.999Z",
+      "2000-02-29T12:00:00Z",
+      "2024-02-29T00:00:00Z",
+      "2100-03-01T00:00:00Z",
+      "9999-12-31T23:59:59Z",
+    ]) {
+      const seconds = BigInt(Date.parse(iso) / 1000 - (iso.includes(".999") ? 0.999 : 0));
+      const ts = create(TimestampSchema, { seconds, nanos: iso.includes(".999") ? 999e6 : 0 });
+      expect(write(ts), iso).toBe(JSON.stringify(iso));
+    }
+  });
+
+  it("optional fields set to undefined, as to-proto.ts builds them, are left out", () => {
+    const session = sessionToProto({
+      id: "s1",
+      quizId: "q1",
+      startedAt: new Date("2026-05-01T10:00:00.123Z"),
+      completedAt: null,
+      expiresAt: null,
+      totalQuestions: 3,
+      correctAnswers: 0,
+      scorePercentage: null,
+      answeredQuestions: 0,
+    });
+    const page = create(ListSessionsResponseSchema, { sessions: [session], hasMore: true });
+    const out = written(ListSessionsResponseSchema, page);
+    expect(out).toBe(expected(ListSessionsResponseSchema, page));
+    expect(JSON.parse(out).sessions[0]).toEqual({
+      id: "s1",
+      quizId: "q1",
+      startedAt: "2026-05-01T10:00:00.123Z",
+      totalQuestions: 3,
+    });
+  });
+
+  it("leaves to protobuf-es what it does not write: a message of another type, enums, write options", () => {
+    const write = compileJsonWriter(ListSessionsResponseSchema) as (m: object) => unknown;
+    expect(write(create(AnswerConflictSchema, {}))).toBeUndefined();
+    expect(compileJsonWriter(ListSessionsRequestSchema)).toBeUndefined();
+    expect(compileJsonWriter(ListSessionsResponseSchema, { alwaysEmitImplicit: true })).toBe(
+      undefined,
+    );
+  });
+});
