@@ -64,12 +64,13 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
       ? (m) => timestampJson(m as Timestamp)
       : undefined;
   }
-  const fields: ((message: Record<string, unknown>, out: string[]) => void)[] = [];
+  // Each field writes `,"name":value`, or nothing when protobuf-es leaves it out.
+  const fields: ((message: Record<string, unknown>) => string)[] = [];
   const write: Write = (message) => {
     if ((message as { $typeName?: string }).$typeName !== schema.typeName) refuse();
-    const out: string[] = [];
-    for (const field of fields) field(message as Record<string, unknown>, out);
-    return `{${out.join(",")}}`;
+    let out = "";
+    for (const field of fields) out += field(message as Record<string, unknown>);
+    return `{${out.slice(1)}}`;
   };
   // Before the fields, so that a recursive message finds this writer.
   seen.set(schema, write);
@@ -78,24 +79,24 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
     const value = valueWriter(field, seen);
     if (value === undefined || field.oneof || field.presence === LEGACY_REQUIRED) return undefined;
     if (field.name === "__proto__" || field.jsonName === "__proto__") return undefined;
-    const key = `${JSON.stringify(field.jsonName)}:`;
+    const key = `,${JSON.stringify(field.jsonName)}:`;
     const local = field.localName;
     if (field.fieldKind === "list") {
-      fields.push((m, out) => {
+      fields.push((m) => {
         const list = m[local];
         if (!Array.isArray(list)) refuse();
-        if (list.length > 0) out.push(key + value(list));
+        return list.length > 0 ? key + value(list) : "";
       });
     } else if (field.presence !== IMPLICIT) {
-      fields.push((m, out) => {
+      fields.push((m) => {
         const v = m[local];
-        if (v !== undefined && Object.hasOwn(m, local)) out.push(key + value(v));
+        return v !== undefined && Object.hasOwn(m, local) ? key + value(v) : "";
       });
     } else {
       const present = implicitPresence(field);
-      fields.push((m, out) => {
+      fields.push((m) => {
         const v = m[local];
-        if (present(v)) out.push(key + value(v));
+        return present(v) ? key + value(v) : "";
       });
     }
   }

@@ -1,3 +1,5 @@
+import type { Readable } from "node:stream";
+
 /** A request body read up to a cap, and a replay of it for whoever reads it next. */
 export interface ReadBody {
   /** What came, whole when `whole`. */
@@ -10,32 +12,43 @@ export interface ReadBody {
 
 /**
  * Reads `body` until it ends or more than `cap` bytes came. Undefined if the
- * stream failed (the client reset it).
+ * stream failed or closed first (the client went away). Events rather than
+ * an async iterator: one call of a unary RPC is usually one chunk.
  */
-export async function readUpTo(
-  body: AsyncIterable<Uint8Array>,
-  cap: number,
-): Promise<ReadBody | undefined> {
+export function readUpTo(body: Readable, cap: number): Promise<ReadBody | undefined> {
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  const it = body[Symbol.asyncIterator]();
-  let whole = true;
-  try {
-    for (let r = await it.next(); !r.done; r = await it.next()) {
-      chunks.push(r.value);
-      size += r.value.length;
-      if (size > cap) {
-        whole = false;
-        break;
-      }
+  const result = (whole: boolean): ReadBody => {
+    const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+    async function* replay() {
+      yield* chunks;
+      if (!whole) yield* body;
     }
-  } catch {
-    return undefined;
-  }
-  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-  async function* replay() {
-    yield* chunks;
-    if (!whole) for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
-  }
-  return { bytes, whole, replay: replay() };
+    return { bytes, whole, replay: replay() };
+  };
+  if (body.readableEnded) return Promise.resolve(result(true));
+  if (body.destroyed) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    let size = 0;
+    const settle = (read: ReadBody | undefined) => {
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", onGone);
+      body.off("close", onGone);
+      resolve(read);
+    };
+    const onData = (chunk: Uint8Array) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > cap) {
+        body.pause();
+        settle(result(false));
+      }
+    };
+    const onEnd = () => settle(result(true));
+    const onGone = () => settle(undefined);
+    body.on("data", onData);
+    body.once("end", onEnd);
+    body.once("error", onGone);
+    body.once("close", onGone);
+  });
 }

@@ -320,7 +320,11 @@ async function connectAnswer(
     out = await compression.response.compress(out);
     context.responseHeader.set("content-encoding", compression.response.name);
   }
-  const muxed = trailerMux(context.responseHeader, context.responseTrailer);
+  // trailerMux copies the headers to add "trailer-" ones: most calls have none.
+  const trailers = !context.responseTrailer.keys().next().done;
+  const muxed = trailers
+    ? trailerMux(context.responseHeader, context.responseTrailer)
+    : context.responseHeader;
   muxed.set("content-length", String(out.byteLength));
   return { status, header: muxed, body: out };
 }
