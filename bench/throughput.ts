@@ -4,7 +4,9 @@
  * same on the same data:
  *   REST          vs bare Fastify + mysql2 (bench/servers/bare-fastify.ts)
  *   gRPC          vs @grpc/grpc-js          (bench/servers/grpc-js.ts), with the
- *                 unary short path on and off (RPC_SHORT_PATH)
+ *                 unary short path on and off (RPC_SHORT_PATH); and grpc-js vs
+ *                 the same work on node:http2 alone (bench/servers/raw-h2.ts),
+ *                 the ceiling of any gRPC server on Node
  *   Connect JSON  vs REST
  * Closed loops at several concurrencies; the method is in BENCHMARKS.md.
  *
@@ -18,8 +20,13 @@
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
-import { ListSessionsRequestSchema } from "../gen/practice/v1/practice_session_service_pb.js";
+import {
+  ListSessionsRequestSchema,
+  ListSessionsResponseSchema,
+} from "../gen/practice/v1/practice_session_service_pb.js";
 import { signToken } from "../src/auth/tokens.js";
+import { compileJsonWriter } from "../src/rpc/proto-json.js";
+import { sessionToProto } from "../src/rpc/to-proto.js";
 import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
 import { closedLoop, grpcRequest, H2Client, httpLoad } from "./lib/load.js";
@@ -101,6 +108,13 @@ async function main(): Promise<void> {
       };
     };
     const rest: HttpTarget = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
+    const connectJson: HttpTarget = {
+      method: "POST",
+      path: LIST,
+      expect: 200,
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      body: toJsonString(ListSessionsRequestSchema, message),
+    };
     const targets: Target[] = [];
     const pairs: [string, string][] = [];
     if (ABLATION) {
@@ -115,30 +129,29 @@ async function main(): Promise<void> {
       }
     } else {
       const svc = await startService(data.url);
-      // The same service with every gRPC call on Connect's own handler.
+      // The same service with every RPC on Connect's own handler.
       const connectOnly = await startService(data.url, { RPC_SHORT_PATH: "off" });
       const bare = await startBaseline("bare-fastify", data.url);
       const grpcJs = await startBaseline("grpc-js", data.url);
-      children.push(svc, connectOnly, bare, grpcJs);
+      const rawH2 = await startBaseline("raw-h2", data.url);
+      children.push(svc, connectOnly, bare, grpcJs, rawH2);
       targets.push(
         http("REST (service)", svc, rest),
         http("bare Fastify + mysql2", bare, rest),
-        http("Connect JSON (service)", svc, {
-          method: "POST",
-          path: LIST,
-          expect: 200,
-          headers: { "content-type": "application/json", "connect-protocol-version": "1" },
-          body: toJsonString(ListSessionsRequestSchema, message),
-        }),
+        http("Connect JSON (service)", svc, connectJson),
+        http("Connect JSON (service, RPC_SHORT_PATH=off)", connectOnly, connectJson),
         grpc("gRPC (service)", svc),
         grpc("gRPC (service, RPC_SHORT_PATH=off)", connectOnly),
         grpc("@grpc/grpc-js server", grpcJs),
+        grpc("node:http2 alone (ceiling)", rawH2),
       );
       pairs.push(
         ["REST (service)", "bare Fastify + mysql2"],
         ["gRPC (service)", "@grpc/grpc-js server"],
         ["gRPC (service, RPC_SHORT_PATH=off)", "@grpc/grpc-js server"],
         ["Connect JSON (service)", "REST (service)"],
+        ["Connect JSON (service, RPC_SHORT_PATH=off)", "REST (service)"],
+        ["node:http2 alone (ceiling)", "@grpc/grpc-js server"],
       );
     }
     if (env.BENCH_ONLY) {
@@ -195,6 +208,7 @@ async function main(): Promise<void> {
       }
     }
     lines.push("", ratios(results, pairs, CONCURRENCIES));
+    if (!ABLATION) lines.push("", jsonPageCost());
     writeReport(
       ABLATION ? "ablation" : "throughput",
       lines.join("\n"),
@@ -205,6 +219,35 @@ async function main(): Promise<void> {
     await data.drop();
     stopBusy();
   }
+}
+
+/** One page of 20 sessions as JSON, in this process: protobuf-es, then rpc/proto-json.ts. */
+function jsonPageCost(): string {
+  const at = Date.parse("2026-05-01T10:00:00.123Z");
+  const sessions = Array.from({ length: 20 }, (_, i) =>
+    sessionToProto({
+      id: `0194f1c2-0000-7000-8000-${String(i).padStart(12, "0")}`,
+      quizId: "0194f1c2-0000-7000-8000-000000000abc",
+      startedAt: new Date(at - i * 60_000),
+      completedAt: new Date(at - i * 60_000 + 30_000),
+      expiresAt: null,
+      totalQuestions: 10,
+      correctAnswers: 7,
+      scorePercentage: 70,
+      answeredQuestions: 10,
+    }),
+  );
+  const page = create(ListSessionsResponseSchema, { sessions, nextCursor: "next" });
+  const writer = compileJsonWriter(ListSessionsResponseSchema) as (m: object) => string;
+  const us = (write: () => string) => {
+    for (let i = 0; i < 20_000; i++) write();
+    const start = performance.now();
+    for (let i = 0; i < 50_000; i++) write();
+    return ((performance.now() - start) * 1000) / 50_000;
+  };
+  const slow = us(() => toJsonString(ListSessionsResponseSchema, page));
+  const fast = us(() => writer(page));
+  return `- JSON of one page of 20 sessions: protobuf-es toJsonString ${slow.toFixed(1)} µs, rpc/proto-json.ts ${fast.toFixed(1)} µs (same bytes).`;
 }
 
 /** The ratios the baselines are for, at each concurrency: calls/s, and CPU per call. */

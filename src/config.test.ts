@@ -63,7 +63,7 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ PRACTICE_PAGE: "yes please" })).toThrow(/PRACTICE_PAGE/);
   });
 
-  it("keeps the unary gRPC short path on unless RPC_SHORT_PATH=off", () => {
+  it("keeps the unary short path on unless RPC_SHORT_PATH=off", () => {
     expect(loadConfig({}).rpcShortPath).toBe(true);
     expect(loadConfig({ RPC_SHORT_PATH: "off" }).rpcShortPath).toBe(false);
     expect(() => loadConfig({ RPC_SHORT_PATH: "maybe" })).toThrow(

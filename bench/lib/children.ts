@@ -118,7 +118,7 @@ export async function startService(
 
 /** A hand-written baseline server (bench/servers/NAME.ts) on the same database. */
 export async function startBaseline(
-  name: "bare-fastify" | "grpc-js",
+  name: "bare-fastify" | "grpc-js" | "raw-h2",
   dbUrl: string,
   runtime: Runtime = {},
 ) {

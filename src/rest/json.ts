@@ -1,3 +1,4 @@
+import { isoTime } from "../domain/iso-time.js";
 import type { Quiz } from "../domain/quiz.js";
 import type {
   Answer,
@@ -26,13 +27,13 @@ export function summaryToJson(s: View): SessionSummaryJson {
   return {
     id: s.id,
     quiz_id: s.quizId,
-    started_at: s.startedAt.toISOString(),
-    completed_at: s.completedAt?.toISOString() ?? null,
+    started_at: isoTime(s.startedAt.getTime()),
+    completed_at: s.completedAt ? isoTime(s.completedAt.getTime()) : null,
     total_questions: s.totalQuestions,
     correct_answers: s.correctAnswers,
     score_percentage: s.scorePercentage,
     answered_questions: s.answeredQuestions,
-    expires_at: s.expiresAt?.toISOString() ?? null,
+    expires_at: s.expiresAt ? isoTime(s.expiresAt.getTime()) : null,
   };
 }
 
@@ -41,7 +42,7 @@ export function answerToJson(a: Answer): AnswerJson {
     question_id: a.questionId,
     user_answer: a.userAnswer,
     is_correct: a.isCorrect,
-    answered_at: a.answeredAt.toISOString(),
+    answered_at: isoTime(a.answeredAt.getTime()),
   };
 }
 

@@ -6,11 +6,12 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { isoSeconds } from "../domain/iso-time.js";
 
 /**
  * protobuf-es's `toJsonString`, written straight to a string for messages made
  * of strings, 32-bit integers, booleans, Timestamps, and singular or repeated
- * messages of the same: a page of 20 sessions in about a third of the time,
+ * messages of the same: a page of 20 sessions in about half the time,
  * most of it saved on Timestamps (protobuf-es formats each through a Date).
  * Undefined for any other schema and for any write option; the writer returns
  * undefined for what protobuf-es might refuse (a Timestamp out of range, a
@@ -155,8 +156,6 @@ function timestampJson(ts: Timestamp): string {
   const valid = Number.isInteger(seconds) && Number.isInteger(nanos);
   if (!valid || seconds < MIN_SECONDS || seconds > MAX_SECONDS || nanos < 0 || nanos > 999_999_999)
     refuse();
-  const days = Math.floor(seconds / 86_400);
-  const ofDay = seconds - days * 86_400;
   let fraction = "";
   if (nanos > 0) {
     const digits = String(nanos + 1_000_000_000).slice(1);
@@ -166,31 +165,5 @@ function timestampJson(ts: Timestamp): string {
         ? `.${digits.slice(0, 6)}`
         : `.${digits}`;
   }
-  return `"${civilDate(days)}T${two(Math.floor(ofDay / 3600))}:${two(Math.floor(ofDay / 60) % 60)}:${two(ofDay % 60)}${fraction}Z"`;
-}
-
-let lastDay = Number.NaN;
-let lastDate = "";
-
-/** YYYY-MM-DD of a day counted from 1970-01-01 (Howard Hinnant's civil_from_days). */
-function civilDate(days: number): string {
-  if (days === lastDay) return lastDate;
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  );
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  lastDay = days;
-  lastDate = `${String(year).padStart(4, "0")}-${two(month)}-${two(day)}`;
-  return lastDate;
-}
-
-function two(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
+  return `"${isoSeconds(seconds)}${fraction}Z"`;
 }

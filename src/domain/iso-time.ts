@@ -1,0 +1,53 @@
+/**
+ * A point in time as the API writes it: RFC 3339 in UTC, as `Date#toISOString`
+ * writes it, in about a quarter of its time (pages of sessions write 40 of
+ * them). Outside years 0001–9999 it is `toISOString`'s own answer.
+ */
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms) || ms < MIN_MS || ms > MAX_MS) return new Date(ms).toISOString();
+  const seconds = Math.floor(ms / 1000);
+  const millis = ms - seconds * 1000;
+  return `${isoSeconds(seconds)}.${millis < 100 ? (millis < 10 ? "00" : "0") : ""}${millis}Z`;
+}
+
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z. */
+const MIN_MS = -62_135_596_800_000;
+const MAX_MS = 253_402_300_799_999;
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS` of whole seconds since 1970 in UTC, for years
+ * 0001–9999 (the caller checks the range).
+ */
+export function isoSeconds(seconds: number): string {
+  const days = Math.floor(seconds / 86_400);
+  const ofDay = seconds - days * 86_400;
+  const hours = Math.floor(ofDay / 3600);
+  const minutes = Math.floor(ofDay / 60) - hours * 60;
+  return `${civilDate(days)}T${two(hours)}:${two(minutes)}:${two(ofDay % 60)}`;
+}
+
+let lastDay = Number.NaN;
+let lastDate = "";
+
+/** YYYY-MM-DD of a day counted from 1970-01-01 (Howard Hinnant's civil_from_days). */
+function civilDate(days: number): string {
+  if (days === lastDay) return lastDate;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  lastDay = days;
+  lastDate = `${String(year).padStart(4, "0")}-${two(month)}-${two(day)}`;
+  return lastDate;
+}
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
