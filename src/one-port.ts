@@ -98,7 +98,9 @@ export function servePort(app: App, tls: boolean, options: OnePortOptions = {}):
   });
   h2.on("stream", cutOffUnfinished);
 
-  const server = createNetServer((socket) => {
+  // No Nagle delay on small writes: Node's HTTP/1.1 server asks for it as it
+  // accepts a socket, which here the front server does (HTTP/2 sets its own).
+  const server = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     if (tls) {
