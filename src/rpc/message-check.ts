@@ -42,7 +42,7 @@ export function checkRequestMessage(services: DescService[], readMaxBytes: numbe
     if (input === undefined || framing === undefined || request.method !== "POST") return;
     const read = await readUpTo(request.raw, readMaxBytes + ENVELOPE_HEADER);
     if (read === undefined) return; // The client went away: Connect's read of the rest tells.
-    request.body = read.replay;
+    request.body = read.replay();
     if (!read.whole) return;
     const message =
       framing === "envelope"

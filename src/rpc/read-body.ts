@@ -7,7 +7,7 @@ export interface ReadBody {
   /** Whether the body ended within the cap. */
   whole: boolean;
   /** What was read, then the rest: for Connect's handler, which reads the body itself. */
-  replay: AsyncIterable<Uint8Array>;
+  replay(): AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -23,7 +23,7 @@ export function readUpTo(body: Readable, cap: number): Promise<ReadBody | undefi
       yield* chunks;
       if (!whole) yield* body;
     }
-    return { bytes, whole, replay: replay() };
+    return { bytes, whole, replay };
   };
   if (body.readableEnded) return Promise.resolve(result(true));
   if (body.destroyed) return Promise.resolve(undefined);

@@ -201,7 +201,7 @@ async function serve(
       return;
     }
     // Connect's own handler, as connect-fastify calls it.
-    const body = read ? read.replay : raw;
+    const body = read ? read.replay() : raw;
     const request = universalRequestFromNodeRequest(raw, reply.raw as never, body as never, values);
     await universalResponseToNodeResponse(await fallback(request), reply.raw);
   } catch (e) {
@@ -361,7 +361,10 @@ function handlerContext(
     method: spec.method,
     requestMethod: "POST",
     protocolName,
-    url: callUrl(raw),
+    // Built when read: nothing of ours reads it.
+    get url() {
+      return callUrl(raw);
+    },
     signal: signal.signal,
     timeoutMs: signal.timeoutMs,
     requestHeader: requestHeaders(call.req),
