@@ -38,8 +38,8 @@ import { ablationRuntimes } from "./lib/variants.js";
 const env = process.env;
 const QUICK = env.BENCH_QUICK === "1";
 const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
-const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 5000));
-const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 3));
+const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 4000));
+const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 const ABLATION = env.BENCH_ABLATION === "1";
 const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION ? "16" : "1,16,64"))
   .split(",")
