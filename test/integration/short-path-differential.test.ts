@@ -445,8 +445,15 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
       const out = await same(`${SESSIONS}/ListSessions`, list, { ...as, headers, body });
       expect(codeOf(out)).toBe("ok");
     }
-    // An encoding the server does not know.
+    // An encoding the server does not know, and bytes that are not what the encoding says.
     await same(`${SESSIONS}/ListSessions`, list, { ...as, headers: { [encoding]: "snappy" } });
+    const notGzip = grpc ? frame(Buffer.from("not gzip"), 1) : Buffer.from("not gzip");
+    const broken = await same(`${SESSIONS}/ListSessions`, list, {
+      ...as,
+      headers: { [encoding]: "gzip" },
+      body: notGzip,
+    });
+    expect(codeOf(broken)).not.toBe("ok");
   });
 
   it("a response large enough to be compressed is compressed the same", async () => {
