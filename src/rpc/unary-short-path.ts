@@ -361,10 +361,7 @@ function handlerContext(
     method: spec.method,
     requestMethod: "POST",
     protocolName,
-    // Built when read: nothing of ours reads it.
-    get url() {
-      return callUrl(raw);
-    },
+    url: callUrl(raw),
     signal: signal.signal,
     timeoutMs: signal.timeoutMs,
     requestHeader: requestHeaders(call.req),
