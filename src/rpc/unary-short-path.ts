@@ -164,28 +164,33 @@ export async function unaryShortPathRoutes(
       opt,
     );
     const json = compileJsonWriter(spec.method.output, opt.jsonOptions);
-    const route = (protocol: string, answer: Answer) =>
+    const route = (protocol: string, answer: Answer) => {
+      const served: Route = { spec, fallback, answer, contextValues: options.contextValues, opt };
       scope.post(path, { constraints: { unaryShortPath: protocol } }, (req, reply) =>
-        serve(req, reply, spec, fallback, answer, options.contextValues, opt.readMaxBytes),
+        serve(req, reply, served),
       );
+    };
     route("grpc", (call) => grpcAnswer(call, opt));
     route("connect", (call) => connectAnswer(call, opt, serialization, json));
   }
 }
 
-async function serve(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  spec: UnarySpec,
-  fallback: UniversalHandler,
-  answer: Answer,
-  contextValues: (req: FastifyRequest) => ContextValues,
-  readMaxBytes: number,
-): Promise<void> {
+/** One method's route on one protocol. */
+interface Route {
+  spec: UnarySpec;
+  /** Connect's own handler, for what the short path leaves to it. */
+  fallback: UniversalHandler;
+  answer: Answer;
+  contextValues: (req: FastifyRequest) => ContextValues;
+  opt: Options;
+}
+
+async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Promise<void> {
+  const { spec, fallback, answer } = route;
   const raw = req.raw as RawRequest;
-  const values = contextValues(req);
+  const values = route.contextValues(req);
   // Room for a gRPC envelope's 5-byte header over the message limit.
-  const read = await readUpTo(raw, readMaxBytes + 5);
+  const read = await readUpTo(raw, route.opt.readMaxBytes + 5);
   const out = read?.whole
     ? await answer({ req, raw, res: reply.raw, body: read.bytes, spec, values })
     : undefined;
@@ -224,15 +229,9 @@ async function grpcAnswer(call: Call, opt: Options): Promise<Reply | undefined> 
   const flags = body[0] as number;
   const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
   if (length !== body.length - 5 || length > opt.readMaxBytes || flags > 1) return undefined;
-  let bytes = body.subarray(5);
-  if (flags === 1) {
-    if (compression.request === null) return undefined;
-    try {
-      bytes = await compression.request.decompress(bytes, opt.readMaxBytes);
-    } catch {
-      return undefined;
-    }
-  }
+  if (flags === 1 && compression.request === null) return undefined;
+  const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
+  if (bytes === undefined) return undefined;
   const signal = callSignal(call, timeout.timeoutMs);
   const context = handlerContext(call, "grpc", signal, {
     "content-type": "application/grpc+proto",
@@ -284,14 +283,8 @@ async function connectAnswer(
   ) {
     return undefined;
   }
-  let bytes = body;
-  if (compression.request) {
-    try {
-      bytes = await compression.request.decompress(bytes, opt.readMaxBytes);
-    } catch {
-      return undefined;
-    }
-  }
+  const bytes = await decompress(compression.request, body, opt);
+  if (bytes === undefined) return undefined;
   const signal = callSignal(call, timeout.timeoutMs);
   const context = handlerContext(call, "connect", signal, {
     "content-type": binary ? contentTypeUnaryProto : contentTypeUnaryJson,
@@ -327,6 +320,20 @@ async function connectAnswer(
     : context.responseHeader;
   muxed.set("content-length", String(out.byteLength));
   return { status, header: muxed, body: out };
+}
+
+/** `bytes` decompressed (as they are, with no compression); undefined if they do not decompress. */
+async function decompress(
+  compression: Compression | null,
+  bytes: Uint8Array,
+  opt: { readMaxBytes: number },
+): Promise<Uint8Array | undefined> {
+  if (compression === null) return bytes;
+  try {
+    return await compression.decompress(bytes, opt.readMaxBytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -437,7 +444,7 @@ function callSignal(call: Call, timeoutMs: number | undefined) {
 }
 
 /** HTTP/2's error codes (RFC 9113, section 7), by number. */
-const H2_CODE_NAMES = [
+export const H2_CODE_NAMES = [
   "NO_ERROR",
   "PROTOCOL_ERROR",
   "INTERNAL_ERROR",

@@ -30,6 +30,7 @@ import { FakeClock } from "../../src/domain/clock.js";
 import { MAX_BODY_BYTES } from "../../src/limits.js";
 import { type OnePortServer, servePort } from "../../src/one-port.js";
 import { Admission, type Release } from "../../src/ops/admission.js";
+import { H2_CODE_NAMES } from "../../src/rpc/unary-short-path.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
@@ -479,24 +480,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
     expect(out.headers[grpc ? "grpc-encoding" : "content-encoding"]).toBe("gzip");
   });
 
-  it.each(
-    [
-      "NO_ERROR",
-      "PROTOCOL_ERROR",
-      "INTERNAL_ERROR",
-      "FLOW_CONTROL_ERROR",
-      "SETTINGS_TIMEOUT",
-      "STREAM_CLOSED",
-      "FRAME_SIZE_ERROR",
-      "REFUSED_STREAM",
-      "CANCEL",
-      "COMPRESSION_ERROR",
-      "CONNECT_ERROR",
-      "ENHANCE_YOUR_CALM",
-      "INADEQUATE_SECURITY",
-      "HTTP_1_1_REQUIRED",
-    ].map((name) => [name, h2[`NGHTTP2_${name}` as keyof typeof h2] as number]),
-  )(
+  it.each(H2_CODE_NAMES.map((name) => [name, h2[`NGHTTP2_${name}` as keyof typeof h2] as number]))(
     "a client RST_STREAM %s right after the request: the same sessions, a healthy server",
     async (_name, code) => {
       const created: number[] = [];
