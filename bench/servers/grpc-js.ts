@@ -1,19 +1,13 @@
 /**
  * The gRPC baseline: a @grpc/grpc-js Server running the service's own
- * implementation, authenticator and protobuf code on the same database, so only
- * the transport differs (grpc-js instead of Connect on Node's HTTP/2).
+ * implementation, authenticator and protobuf code on the same database
+ * (list-sessions.ts), so only the transport differs (grpc-js instead of
+ * Connect on Node's HTTP/2).
  *
  *   PORT=8092 DATABASE_URL=mysql://... JWT_SECRET=... node dist/bench/servers/grpc-js.js (after npm run bench:build)
  */
-import {
-  create,
-  fromBinary,
-  type Message,
-  type MessageInitShape,
-  toBinary,
-} from "@bufbuild/protobuf";
-import type { GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { ConnectError, createContextValues, type HandlerContext } from "@connectrpc/connect";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import {
   type ListSessionsRequest,
@@ -21,20 +15,7 @@ import {
   type ListSessionsResponse,
   ListSessionsResponseSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { PracticeSessions } from "../../src/app/practice-sessions.js";
-import { createAuthenticator } from "../../src/auth/authenticator.js";
-import { openDatabase } from "../../src/db/connect.js";
-import { systemClock } from "../../src/domain/clock.js";
-import { userIdKey } from "../../src/rpc/auth-interceptor.js";
-import { practiceSessionService } from "../../src/rpc/practice-session-service.js";
-
-const database = openDatabase({
-  url: process.env.DATABASE_URL ?? "",
-  poolSize: Number(process.env.DB_POOL_SIZE ?? 10),
-  connectTimeoutMs: 2000,
-});
-const sessions = new PracticeSessions(database.db, systemClock);
-const authenticator = createAuthenticator({ secret: process.env.JWT_SECRET ?? "" }, systemClock);
+import { database, listSessions } from "./list-sessions.js";
 
 /** Connect's codes are gRPC's numbers; anything else is INTERNAL. */
 function fail(callback: grpc.sendUnaryData<never>, err: unknown): void {
@@ -45,61 +26,30 @@ function fail(callback: grpc.sendUnaryData<never>, err: unknown): void {
   });
 }
 
-async function user(call: grpc.ServerUnaryCall<unknown, unknown>): Promise<string> {
-  const value = call.metadata.get("authorization")[0];
-  return authenticator.authenticate(typeof value === "string" ? value : undefined);
-}
-
-function method<I, O>(
-  path: string,
-  decode: (b: Buffer) => I,
-  encode: (m: O) => Buffer,
-): grpc.MethodDefinition<I, O> {
-  return {
-    path,
+const definition = {
+  listSessions: {
+    path: "/practice.v1.PracticeSessionService/ListSessions",
     requestStream: false,
     responseStream: false,
-    requestDeserialize: decode,
-    responseSerialize: encode,
+    requestDeserialize: (b: Buffer) => fromBinary(ListSessionsRequestSchema, b),
+    responseSerialize: (m: ListSessionsResponse) =>
+      Buffer.from(toBinary(ListSessionsResponseSchema, m)),
     requestSerialize: () => Buffer.alloc(0),
-    responseDeserialize: () => ({}) as O,
-  };
-}
-
-const definition = {
-  listSessions: method<ListSessionsRequest, ListSessionsResponse>(
-    "/practice.v1.PracticeSessionService/ListSessions",
-    (b) => fromBinary(ListSessionsRequestSchema, b),
-    (m) => Buffer.from(toBinary(ListSessionsResponseSchema, m)),
-  ),
+    responseDeserialize: () => ({}) as ListSessionsResponse,
+  } satisfies grpc.MethodDefinition<ListSessionsRequest, ListSessionsResponse>,
 };
-
-/** The service's own ServiceImpl, given the one context value it reads: the user. */
-const impl = practiceSessionService(sessions);
-const contextFor = (userId: string) =>
-  ({ values: createContextValues().set(userIdKey, userId) }) as HandlerContext;
-
-function unary<I, O extends Message>(
-  schema: GenMessage<O>,
-  run: (
-    req: I,
-    ctx: HandlerContext,
-  ) => Promise<MessageInitShape<GenMessage<O>>> | MessageInitShape<GenMessage<O>>,
-) {
-  return (call: grpc.ServerUnaryCall<I, O>, callback: grpc.sendUnaryData<O>) => {
-    user(call)
-      .then(async (userId) => run(call.request, contextFor(userId)))
-      .then((res) => callback(null, create(schema, res)))
-      .catch((err: unknown) => fail(callback, err));
-  };
-}
 
 const server = new grpc.Server();
 server.addService(definition, {
-  listSessions: unary<ListSessionsRequest, ListSessionsResponse>(
-    ListSessionsResponseSchema,
-    (req, ctx) => impl.listSessions(req, ctx),
-  ),
+  listSessions: (
+    call: grpc.ServerUnaryCall<ListSessionsRequest, ListSessionsResponse>,
+    callback: grpc.sendUnaryData<ListSessionsResponse>,
+  ) => {
+    listSessions(call.metadata.get("authorization")[0], call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => fail(callback, err),
+    );
+  },
 });
 
 server.bindAsync(
