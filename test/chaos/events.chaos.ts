@@ -8,7 +8,7 @@ import { outboxEvent } from "../../src/events/cloud-event.js";
 import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz } from "../support/fixtures.js";
-import { listeningPort } from "../support/listening.js";
+import { listeningPort, serviceEnv } from "../support/listening.js";
 import { sleep } from "../support/load.js";
 import {
   countByType,
@@ -24,7 +24,7 @@ import {
 } from "../support/nats.js";
 import { startPracticeLoad } from "../support/practice-load.js";
 import { reportFigures } from "../support/reliability.js";
-import { startTestService, TEST_SECRET } from "../support/service.js";
+import { startTestService } from "../support/service.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
 /**
@@ -189,20 +189,14 @@ async function startService(
   target: { url: string; stream: string; subjectPrefix: string },
 ): Promise<RunningService> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: databaseUrl,
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       NATS_URL: target.url,
       NATS_STREAM: target.stream,
       NATS_SUBJECT_PREFIX: target.subjectPrefix,
       OUTBOX_LEASE_MS: "2000",
       OUTBOX_BATCH_SIZE: "100",
-    },
+    }),
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

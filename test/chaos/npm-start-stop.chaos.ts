@@ -4,9 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { keepAliveClients } from "../support/keep-alive-clients.js";
-import { listeningPort } from "../support/listening.js";
+import { listeningPort, serviceEnv } from "../support/listening.js";
 import { reportFigures } from "../support/reliability.js";
-import { TEST_SECRET } from "../support/service.js";
 
 /**
  * `npm start` as an operator runs it, stopped as a terminal's Ctrl-C,
@@ -36,17 +35,11 @@ async function npmStart(): Promise<{
   const dir = mkdtempSync(join(tmpdir(), "practice-npm-start-"));
   dirs.push(dir);
   const npm = spawn("npm", ["start"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: `sqlite:${join(dir, "db.sqlite")}`,
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       NODE_ENV: "production",
       PRACTICE_PAGE: "off",
-    },
+    }),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

@@ -3,6 +3,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { testStore } from "../support/database.js";
+import { serviceEnv } from "../support/listening.js";
 import { TEST_SECRET } from "../support/service.js";
 
 /**
@@ -31,16 +32,10 @@ let metricsUrl = "";
 beforeAll(async () => {
   if (testStore() !== "sqlite") return;
   child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: "sqlite::memory:",
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       NATS_URL: `nats://127.0.0.1:${await closedPort()}`,
-    },
+    }),
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {

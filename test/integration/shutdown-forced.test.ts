@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { testStore } from "../support/database.js";
-import { listeningPort } from "../support/listening.js";
+import { listeningPort, serviceEnv } from "../support/listening.js";
 import { reportFigures } from "../support/reliability.js";
 import { TEST_SECRET } from "../support/service.js";
 
@@ -38,18 +38,12 @@ async function startService(env: Record<string, string>): Promise<Service> {
   dirs.push(dir);
   const file = join(dir, "db.sqlite");
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: `sqlite:${file}`,
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       NODE_ENV: "production",
       PRACTICE_PAGE: "off",
       ...env,
-    },
+    }),
     stdio: ["ignore", "pipe", "ignore"],
   });
   children.push(child);

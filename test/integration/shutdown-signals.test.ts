@@ -2,8 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { keepAliveClients } from "../support/keep-alive-clients.js";
-import { listeningPort } from "../support/listening.js";
-import { TEST_SECRET } from "../support/service.js";
+import { listeningPort, serviceEnv } from "../support/listening.js";
 
 let database: TestDatabase;
 
@@ -21,16 +20,10 @@ async function startService(): Promise<{
   exit: Promise<number | null>;
 }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: database.url,
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       NODE_ENV: "production",
-    },
+    }),
     stdio: ["ignore", "pipe", "inherit"],
     detached: true,
   });

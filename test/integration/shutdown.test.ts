@@ -21,7 +21,7 @@ import { createTestDatabase, type TestDatabase, testStore } from "../support/dat
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { endStatus, grpcFrame } from "../support/h2-raw.js";
-import { listeningPort } from "../support/listening.js";
+import { listeningPort, serviceEnv } from "../support/listening.js";
 import { TEST_SECRET } from "../support/service.js";
 
 let database: TestDatabase;
@@ -37,17 +37,11 @@ beforeAll(async () => {
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db);
   child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: {
-      ...process.env,
+    env: serviceEnv({
       DATABASE_URL: database.url,
-      JWT_SECRET: TEST_SECRET,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      METRICS_PORT: "0",
-      LOG_LEVEL: "info",
       SHUTDOWN_TIMEOUT_MS: "10000",
       NODE_ENV: "production",
-    },
+    }),
     stdio: ["ignore", "pipe", "inherit"],
   });
   exit = new Promise((resolve) =>
