@@ -1,9 +1,6 @@
-import { readFileSync } from "node:fs";
 import {
   constants,
-  createSecureServer,
   createServer,
-  type Http2SecureServer,
   type Http2Server,
   type Http2ServerRequest,
   type Http2ServerResponse,
@@ -20,10 +17,10 @@ import type {
 import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from "./limits.js";
 
 /**
- * The Node server under the app: HTTP/2 in cleartext (h2c; one-port.ts puts
- * an HTTP/1.1 server beside it), or over TLS with HTTP/1.1 by ALPN.
+ * The Node server under the app: HTTP/2 on the connections the edge hands
+ * it, TLS or not (edge/one-port.ts, which puts an HTTP/1.1 server beside it).
  */
-export type AppServer = Http2Server | Http2SecureServer;
+export type AppServer = Http2Server;
 
 /**
  * The service's Fastify instance, typed for the server it runs on so that
@@ -47,7 +44,7 @@ export type AppReply = FastifyReply<
   Http2ServerResponse
 >;
 
-/** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
+/** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1), edge/one-port.ts. */
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
@@ -57,10 +54,7 @@ export interface TlsFiles {
  * Makes the app's HTTP/2 server (Fastify's `serverFactory`), here because
  * Fastify's types have no place for the h2c settings.
  */
-export function createAppServer(
-  handler: FastifyServerFactoryHandler<AppServer>,
-  tls: TlsFiles | undefined,
-): AppServer {
+export function createAppServer(handler: FastifyServerFactoryHandler<AppServer>): AppServer {
   const options: ServerOptions = {
     settings: {
       maxHeaderListSize: MAX_HEADER_BYTES,
@@ -68,17 +62,7 @@ export function createAppServer(
       maxConcurrentStreams: MAX_CONCURRENT_STREAMS,
     },
   };
-  const server = tls
-    ? createSecureServer(
-        {
-          ...options,
-          allowHTTP1: true,
-          cert: readFileSync(tls.certFile),
-          key: readFileSync(tls.keyFile),
-        },
-        handler,
-      )
-    : createServer(options, handler);
+  const server = createServer(options, handler);
   // What Fastify does to the servers it makes itself: an idle session is closed.
   server.on("session", (session) =>
     session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()),

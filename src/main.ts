@@ -7,9 +7,9 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
+import { servePort } from "./edge/one-port.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
-import { servePort } from "./one-port.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
@@ -121,11 +121,10 @@ async function main() {
     clock: systemClock,
     authenticator: createAuthenticator(jwt, systemClock),
     logger,
-    tls: config.tls,
     practicePage,
     rpcShortPath: config.rpcShortPath,
   });
-  const port = servePort(app, config.tls !== undefined);
+  const port = servePort(app, { tls: config.tls });
   try {
     await port.listen(config.port, config.host);
   } catch (err) {

@@ -25,11 +25,14 @@ import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
-import { type App, type AppServer, createAppServer, type TlsFiles } from "./app-server.js";
+import { type App, type AppServer, createAppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
+import { apiCalls, decorateCalls } from "./edge/api-calls.js";
+import { closeIfUnread } from "./edge/early-answer.js";
+import { refuseLargeHttp2Head } from "./edge/head-refusals.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
@@ -37,7 +40,6 @@ import {
   REQUEST_TIMEOUT_MS,
 } from "./limits.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
-import { clientGone } from "./ops/client-gone.js";
 import { registerCors } from "./ops/cors.js";
 import { failureLog } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
@@ -49,13 +51,14 @@ import {
   reflectionService,
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
+import { RefusalPace } from "./ops/refusal-pace.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
-import { refuseLargeHttp2Head } from "./rest/head-refusals.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
-import { clientGoneKey } from "./rpc/admission-interceptor.js";
+import { userIdKey } from "./rpc/auth-interceptor.js";
+import { callKey } from "./rpc/call-interceptor.js";
 import {
   checkRequestMessage,
   unparsedMessage,
@@ -64,7 +67,6 @@ import {
 } from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
-import { refuseAtDoor } from "./rpc/refuse-at-door.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -81,8 +83,6 @@ export interface ServerDeps {
   clock: Clock;
   authenticator: Authenticator;
   logger: Logger;
-  /** PEM files: with them the port speaks TLS with ALPN (h2 and http/1.1). */
-  tls?: TlsFiles;
   /** Health state, shared with shutdown (which drains it). Default: a new one on `db`. */
   health?: HealthMonitor;
   /** The pool under `db`, for pool metrics. */
@@ -113,8 +113,8 @@ export interface ServerDeps {
 export async function buildServer(deps: ServerDeps): Promise<App> {
   const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
-    // h2c, or TLS with HTTP/1.1 by ALPN (one-port.ts makes the cleartext HTTP/1.1 server).
-    serverFactory: (handler) => createAppServer(handler, deps.tls),
+    // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
+    serverFactory: (handler) => createAppServer(handler),
     loggerInstance: deps.logger,
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
@@ -176,7 +176,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   app.addConstraintStrategy(unaryShortPathConstraint);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
+  decorateCalls(app);
   app.addHook("onRequest", refuseLargeHttp2Head);
+  app.addHook("onSend", closeIfUnread);
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);
 
@@ -194,7 +196,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
         .set(callOutcomeKey, {
           settle: (code, userId) => recordOutcome(req, { code, userId }),
         })
-        .set(clientGoneKey, () => clientGone(req.raw))
+        .set(callKey, req.call ?? undefined)
+        .set(userIdKey, req.userId)
         .set(connectionKey, connectionOf(req.raw))
         .set(unparsedMessageKey, unparsedMessage(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
@@ -202,6 +205,13 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
+  // What every API call gets at the edge, REST and RPC alike (edge/api-calls.ts).
+  const edge = {
+    authenticator: deps.authenticator,
+    admission,
+    requestTimeoutMs,
+    pace: new RefusalPace(),
+  };
   const practice = practiceRpc({
     sessions,
     quizzes,
@@ -230,15 +240,12 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     },
   ];
   const checkMessage = checkRequestMessage(services, MAX_BODY_BYTES);
-  // With every slot busy and the queue full, a call is refused before its
-  // request is read (rpc/refuse-at-door.ts).
-  const door = refuseAtDoor(admission);
   for (const group of rpcGroups) {
     const interceptors = [unparsedMessageInterceptor(), ...group.interceptors];
     // The Connect plugin replaces every content-type parser of its scope:
     // each group in a scope of its own, never wrapped in fastify-plugin.
-    await app.register(async (scope) => {
-      if (group === practice) scope.addHook("onRequest", door);
+    await app.register(async (scope: App) => {
+      if (group === practice) apiCalls(scope, edge);
       scope.addHook("preHandler", checkMessage);
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,
@@ -248,8 +255,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     });
     if (group === practice && deps.rpcShortPath !== false) {
       // A sibling scope: the short path reads and parses the message itself.
-      await app.register(async (scope) => {
-        scope.addHook("onRequest", door);
+      await app.register(async (scope: App) => {
+        apiCalls(scope, edge);
         await scope.register(unaryShortPathRoutes, {
           routes: group.routes,
           interceptors,
@@ -271,9 +278,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       prefix,
       sessions,
       quizzes,
-      authenticator: deps.authenticator,
-      requestTimeoutMs,
-      admission,
+      edge,
       hidden: prefix !== "",
     });
   }

@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import { cancellable } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
@@ -34,6 +35,9 @@ export interface PracticeSessionsOptions {
 /**
  * The practice sessions use cases, shared by every transport. They throw only
  * `ConnectError`s; a database failure is kept as the cause for logs, never sent.
+ * Each takes the call's signal: when it aborts (the deadline passed, the
+ * client left), the statement in flight is stopped and its transaction
+ * rolled back (db/cancel.ts), so a stopped write is stored whole or not at all.
  */
 export class PracticeSessions {
   readonly #ctx: SessionsContext;
@@ -54,27 +58,35 @@ export class PracticeSessions {
   }
 
   /** See read-sessions.ts `listSessions`. */
-  listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
-    return listSessions(this.#ctx, userId, input);
+  listSessions(
+    userId: string,
+    input: ListSessionsInput,
+    signal?: AbortSignal,
+  ): Promise<SessionPage> {
+    return cancellable(signal, () => listSessions(this.#ctx, userId, input));
   }
 
   /** See start-session.ts `startSession`. */
-  startSession(userId: string, quizId: string): Promise<StartResult> {
-    return startSession(this.#ctx, userId, quizId);
+  startSession(userId: string, quizId: string, signal?: AbortSignal): Promise<StartResult> {
+    return cancellable(signal, () => startSession(this.#ctx, userId, quizId));
   }
 
   /** See read-sessions.ts `getSession`. */
-  getSession(userId: string, sessionId: string): Promise<SessionDetail> {
-    return getSession(this.#ctx, userId, sessionId);
+  getSession(userId: string, sessionId: string, signal?: AbortSignal): Promise<SessionDetail> {
+    return cancellable(signal, () => getSession(this.#ctx, userId, sessionId));
   }
 
   /** See answer-and-complete.ts `submitAnswer`. */
-  submitAnswer(userId: string, input: AnswerInput): Promise<AnswerResult> {
-    return submitAnswer(this.#ctx, userId, input);
+  submitAnswer(userId: string, input: AnswerInput, signal?: AbortSignal): Promise<AnswerResult> {
+    return cancellable(signal, () => submitAnswer(this.#ctx, userId, input));
   }
 
   /** See answer-and-complete.ts `completeSession`. */
-  completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
-    return completeSession(this.#ctx, userId, sessionId);
+  completeSession(
+    userId: string,
+    sessionId: string,
+    signal?: AbortSignal,
+  ): Promise<Session & SessionProgress> {
+    return cancellable(signal, () => completeSession(this.#ctx, userId, sessionId));
   }
 }

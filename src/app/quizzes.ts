@@ -1,3 +1,4 @@
+import { cancellable } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
@@ -22,19 +23,27 @@ export class Quizzes {
     this.reads = reads ?? primaryReads(db);
   }
 
-  /** A page of live quizzes with `userId`'s sessions in progress on each (list-quizzes.ts). */
+  /**
+   * A page of live quizzes with `userId`'s sessions in progress on each
+   * (list-quizzes.ts). Each use case takes the call's signal (see PracticeSessions).
+   */
   listQuizzes(
     userId: string,
     input: { limit?: number | undefined; cursor?: string | undefined },
+    signal?: AbortSignal,
   ): Promise<QuizPage> {
-    return listQuizzes(this.reads, this.clock, userId, input);
+    return cancellable(signal, () => listQuizzes(this.reads, this.clock, userId, input));
   }
 
   /**
    * A live quiz with its questions by position, in one round trip; anything
    * else is the same `not_found` as ListSessions gives.
    */
-  async getQuiz(quizId: string): Promise<Quiz> {
+  getQuiz(quizId: string, signal?: AbortSignal): Promise<Quiz> {
+    return cancellable(signal, () => this.#getQuiz(quizId));
+  }
+
+  async #getQuiz(quizId: string): Promise<Quiz> {
     requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;

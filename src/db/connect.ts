@@ -8,6 +8,7 @@ import {
   type Pool,
   type PoolConnection,
 } from "mysql2";
+import { endsTransaction, statementSignal } from "./cancel.js";
 import type { Database } from "./database.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
@@ -177,9 +178,12 @@ function readCommittedWritesOnGalera(connection: PoolConnection): void {
 }
 
 /**
- * Fails a callback-style `query` (Kysely's form) after `timeoutMs` with a fatal
- * error answered as `unavailable`, destroys the connection and kills its server
- * session. mysql2's own `timeout` cannot be passed through Kysely.
+ * Ends a callback-style `query` (Kysely's form) early, destroying the
+ * connection and killing its server session (so its statement stops, its
+ * transaction rolls back and its locks go at once): after `timeoutMs`, with
+ * a fatal error answered as `unavailable` (mysql2's own `timeout` cannot be
+ * passed through Kysely); or when the call it runs for is stopped (its
+ * signal aborts: cancel.ts), with the signal's reason.
  */
 function limitQueryTime(
   connection: PoolConnection,
@@ -190,23 +194,39 @@ function limitQueryTime(
   connection.query = ((...args: unknown[]) => {
     const callback = args.at(-1);
     if (typeof callback !== "function") return query(...args);
+    const signal = statementSignal();
+    const sql = typeof args[0] === "string" ? args[0] : String((args[0] as { sql?: string })?.sql);
+    const stoppable = signal !== undefined && !endsTransaction(sql);
     let settled = false;
-    const timer = setTimeout(() => {
+    const stop = (err: unknown) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      if (stoppable) signal.removeEventListener("abort", onAbort);
       const threadId = connection.threadId;
       connection.destroy();
       if (threadId !== null && threadId !== undefined) kill(threadId);
-      const err = Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
-        code: "PROTOCOL_SEQUENCE_TIMEOUT",
-        fatal: true,
-      });
       callback(err);
+    };
+    const onAbort = () => stop(signal?.reason);
+    if (stoppable && signal.aborted) {
+      onAbort();
+      return undefined;
+    }
+    const timer = setTimeout(() => {
+      stop(
+        Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
+          code: "PROTOCOL_SEQUENCE_TIMEOUT",
+          fatal: true,
+        }),
+      );
     }, timeoutMs);
+    if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
     return query(...args.slice(0, -1), (...result: unknown[]) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (stoppable) signal.removeEventListener("abort", onAbort);
       callback(...result);
     });
   }) as typeof connection.query;

@@ -14,6 +14,7 @@ import {
   SqliteDialect,
   type UnknownRow,
 } from "kysely";
+import { endsTransaction, statementSignal } from "./cancel.js";
 import type { Database } from "./database.js";
 
 /**
@@ -93,8 +94,13 @@ class LockWaitingDialect extends SqliteDialect {
       let waiting = wrapped.get(connection);
       if (waiting === undefined) {
         waiting = {
-          executeQuery: <R>(query: CompiledQuery) =>
-            waitOutLocks(() => connection.executeQuery<R>(query)),
+          executeQuery: <R>(query: CompiledQuery) => {
+            // The driver is synchronous: a stopped call stops between statements.
+            const signal = statementSignal();
+            if (signal?.aborted && !endsTransaction(query.sql))
+              return Promise.reject(signal.reason);
+            return waitOutLocks(() => connection.executeQuery<R>(query));
+          },
           streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
         };
         wrapped.set(connection, waiting);

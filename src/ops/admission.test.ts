@@ -1,9 +1,23 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { Admission, admissionLimits, type Release, STANDING_WAIT_MS } from "./admission.js";
+import {
+  Admission,
+  type AdmissionLimits,
+  admissionLimits,
+  type Release,
+  STANDING_WAIT_MS,
+} from "./admission.js";
 
 /** An Admission on a clock the test moves. */
-function admissionAt(limits = { maxInFlight: 1, maxQueued: 3, targetMs: 5, intervalMs: 100 }) {
+function admissionAt(
+  limits: AdmissionLimits = {
+    maxInFlight: 1,
+    maxQueued: 3,
+    maxQueuedPerKey: 100,
+    targetMs: 5,
+    intervalMs: 100,
+  },
+) {
   const clock = { now: 0 };
   return { admission: new Admission(limits, () => clock.now), clock };
 }
@@ -85,6 +99,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 2,
       maxQueued: 500,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -108,7 +123,8 @@ describe("Admission", () => {
   it("serves newest first once the queue's delay has stood over the target for a whole interval", async () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
-      maxQueued: 10,
+      maxQueued: 100,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -136,10 +152,11 @@ describe("Admission", () => {
     ]);
   });
 
-  it("under a standing queue, a full queue sheds its oldest waiter for the newcomer; else refuses the newcomer", async () => {
+  it("under a standing queue, a full queue sheds its oldest waiter for the newcomer once it has waited STANDING_WAIT_MS; else refuses the newcomer", async () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 2,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -157,16 +174,21 @@ describe("Admission", () => {
     }
     expect(admission.standing()).toBe(true);
     const oldest = waiters.find((w) => w.is === "waiting");
+    const early = track(admission.acquire());
+    await settle();
+    expect([oldest?.is, early.is, admission.queued]).toEqual(["waiting", "Unavailable", 2]);
+    clock.now = 140 + STANDING_WAIT_MS;
     const newcomer = track(admission.acquire());
     await settle();
     expect([oldest?.is, newcomer.is, admission.queued]).toEqual(["Unavailable", "waiting", 2]);
-    expect(admission.shed).toBe(2);
+    expect(admission.shed).toBe(3);
   });
 
   it("stops standing once the queue has drained", async () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 10,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -196,21 +218,27 @@ describe("Admission", () => {
     const { admission } = admissionAt({
       maxInFlight: 1,
       maxQueued: 1,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
-    expect(admission.refuseIfFull()).toBe(false);
+    expect(admission.door()).toBeUndefined();
     track(admission.acquire());
-    expect(admission.refuseIfFull()).toBe(false);
+    expect(admission.door()).toBeUndefined();
     track(admission.acquire());
     await settle();
-    expect([admission.refuseIfFull(), admission.shed, admission.queued]).toEqual([true, 1, 1]);
+    expect([admission.door()?.code, admission.shed, admission.queued]).toEqual([
+      Code.Unavailable,
+      1,
+      1,
+    ]);
   });
 
-  it("at the door, a standing full queue sheds its oldest waiter once it has waited STANDING_WAIT_MS, as well as refusing the newcomer", async () => {
+  it("at the door, a standing full queue lets the newcomer in once its oldest waiter has waited STANDING_WAIT_MS, and the queue then sheds that waiter", async () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 2,
+      maxQueuedPerKey: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -226,25 +254,115 @@ describe("Admission", () => {
     expect(admission.standing()).toBe(true);
     const oldest = waiters.find((w) => w.is === "waiting");
     let shedBefore = admission.shed;
-    expect(admission.refuseIfFull()).toBe(true);
+    // Not yet STANDING_WAIT_MS: the newcomer is refused.
+    expect(admission.door()?.code).toBe(Code.Unavailable);
     await settle();
-    // Not yet STANDING_WAIT_MS: only the newcomer is refused.
     expect([oldest?.is, admission.queued, admission.shed - shedBefore]).toEqual(["waiting", 2, 1]);
     clock.now = 140 + STANDING_WAIT_MS;
     shedBefore = admission.shed;
-    expect(admission.refuseIfFull()).toBe(true);
+    expect(admission.door()).toBeUndefined();
+    const newcomer = track(admission.acquire());
     await settle();
-    expect([oldest?.is, admission.queued, admission.shed - shedBefore]).toEqual([
+    expect([oldest?.is, newcomer.is, admission.queued, admission.shed - shedBefore]).toEqual([
       "Unavailable",
-      1,
+      "waiting",
       2,
+      1,
     ]);
+  });
+
+  it("serves waiting callers in turn: one caller's many waiting calls delay another's by one turn at most", async () => {
+    const { admission } = admissionAt({ ...admissionLimits(1), maxQueuedPerKey: 100 });
+    let running = track(admission.acquire(undefined, "", "heavy"));
+    const heavy = Array.from({ length: 10 }, () =>
+      track(admission.acquire(undefined, "", "heavy")),
+    );
+    const light = track(admission.acquire(undefined, "", "light"));
+    await settle();
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      running.release?.();
+      await settle();
+      const next = [...heavy, light].find((w) => w.is === "admitted");
+      order.push(next === light ? "light" : "heavy");
+      running = next ?? { is: "none" };
+      if (next) next.is = "done";
+    }
+    expect(order).toEqual(["heavy", "light", "heavy"]);
+  });
+
+  it("refuses a caller over its share of the queue with resource_exhausted, at the door and in the queue, while others still wait", async () => {
+    const { admission } = admissionAt({ ...admissionLimits(1), maxQueuedPerKey: 2 });
+    track(admission.acquire(undefined, "", "heavy"));
+    const queued = [1, 2].map(() => track(admission.acquire(undefined, "", "heavy")));
+    const over = track(admission.acquire(undefined, "", "heavy"));
+    const other = track(admission.acquire(undefined, "", "other"));
+    await settle();
+    expect([...queued.map((q) => q.is), over.is, other.is]).toEqual([
+      "waiting",
+      "waiting",
+      "ResourceExhausted",
+      "waiting",
+    ]);
+    expect(admission.door("heavy")?.code).toBe(Code.ResourceExhausted);
+    expect(admission.door("other")).toBeUndefined();
+    expect(admission.refusedOverShare).toBe(2);
+  });
+
+  it("lets a caller alone use every slot, whatever its share of the queue", async () => {
+    const { admission } = admissionAt({ ...admissionLimits(3), maxQueuedPerKey: 1 });
+    const calls = [1, 2, 3].map(() => track(admission.acquire(undefined, "", "alone")));
+    await settle();
+    expect(calls.map((c) => c.is)).toEqual(["admitted", "admitted", "admitted"]);
+  });
+
+  it("with the whole queue full, sheds the oldest waiter of the caller with the most waiting for another caller's newcomer", async () => {
+    const { admission } = admissionAt({
+      maxInFlight: 1,
+      maxQueued: 3,
+      maxQueuedPerKey: 100,
+      targetMs: 5,
+      intervalMs: 100,
+    });
+    track(admission.acquire(undefined, "", "heavy"));
+    const heavy = [1, 2, 3].map(() => track(admission.acquire(undefined, "", "heavy")));
+    const light = track(admission.acquire(undefined, "", "light"));
+    await settle();
+    expect([...heavy.map((h) => h.is), light.is]).toEqual([
+      "Unavailable",
+      "waiting",
+      "waiting",
+      "waiting",
+    ]);
+  });
+
+  it("runs work in its slot and holds the slot until the work stops, though the call is answered when its signal aborts", async () => {
+    const { admission } = admissionAt();
+    const stop = new AbortController();
+    let finish: () => void = () => {};
+    const work = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const result = admission
+      .run({ signal: stop.signal }, () => work)
+      .then(
+        () => "ok",
+        (err) => Code[ConnectError.from(err).code],
+      );
+    await settle();
+    stop.abort(new ConnectError("late", Code.DeadlineExceeded));
+    expect(await result).toBe("DeadlineExceeded");
+    expect(admission.inFlight).toBe(1);
+    finish();
+    await settle();
+    expect(admission.inFlight).toBe(0);
   });
 
   it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
     expect(admissionLimits(10)).toEqual({
       maxInFlight: 10,
       maxQueued: 1000,
+      maxQueuedPerKey: 20,
       targetMs: 5,
       intervalMs: 100,
       adaptive: false,

@@ -8,11 +8,16 @@ export interface AdmissionLimits {
   maxInFlight: number;
   /**
    * Requests that may wait for a slot. A waiter costs memory, not time: it
-   * waits until its own deadline or until its client leaves. Beyond, a
-   * newcomer is refused at once (or, under a standing queue, the oldest
-   * waiter makes room for it).
+   * waits until its own deadline or until its client leaves. Beyond, room is
+   * made by the one shedding rule (`Admission`), or the newcomer is refused.
    */
   maxQueued: number;
+  /**
+   * Requests of one caller (the token's user, or a client address) that may
+   * wait at once; beyond, that caller's new requests get `resource_exhausted`
+   * (REST 429). Running requests are not counted: a caller alone may use every slot.
+   */
+  maxQueuedPerKey: number;
   /** CoDel's target (RFC 8289): a wait below this is no queue at all. */
   targetMs: number;
   /**
@@ -38,7 +43,14 @@ export interface AdmissionLimits {
  * well within their deadlines.
  */
 export function admissionLimits(maxInFlight: number, adaptive = false): AdmissionLimits {
-  return { maxInFlight, maxQueued: 1000, targetMs: 5, intervalMs: 100, adaptive };
+  return {
+    maxInFlight,
+    maxQueued: 1000,
+    maxQueuedPerKey: Math.max(20, 2 * maxInFlight),
+    targetMs: 5,
+    intervalMs: 100,
+    adaptive,
+  };
 }
 
 /**
@@ -62,6 +74,17 @@ export function overloaded(): ConnectError {
   return OVERLOADED;
 }
 
+/** The error of a request over its caller's share: `resource_exhausted` (REST 429), one instance. */
+const OVER_SHARE = new ConnectError(
+  "too many of your requests are waiting: try again after Retry-After",
+  Code.ResourceExhausted,
+);
+
+/** The error of a request over its caller's share of the queue. */
+export function overShare(): ConnectError {
+  return OVER_SHARE;
+}
+
 /**
  * What `acquire` hands back: call once when the request's work is done, with
  * `succeeded` false when it failed: a failure may be quick for reasons of its
@@ -70,38 +93,73 @@ export function overloaded(): ConnectError {
  */
 export type Release = (succeeded?: boolean) => void;
 
-/** A request waiting for a slot: a node of the queue's doubly linked list. */
+/** A request waiting for a slot: a node of the whole queue's list and of its caller's. */
 interface Waiter {
   /** When it joined the queue (`now()`). */
   since: number;
   /** Its kind of call (`acquire`'s `kind`). */
   kind: string;
+  caller: Caller;
   older: Waiter | undefined;
   newer: Waiter | undefined;
+  olderOfCaller: Waiter | undefined;
+  newerOfCaller: Waiter | undefined;
   admit: (release: Release) => void;
   reject: (err: ConnectError) => void;
 }
 
+/** One caller's waiting requests, oldest to newest. */
+interface Caller {
+  key: string;
+  oldest: Waiter | undefined;
+  newest: Waiter | undefined;
+  count: number;
+}
+
+/** How one request is admitted: its kind (for the adaptive limit), its caller, and its signal. */
+export interface Slot {
+  /** Aborts when the request's deadline passes or its client leaves: then it stops waiting. */
+  signal?: AbortSignal;
+  kind?: string;
+  /** The caller: the token's user, or the client's address; "" for none (no share applies). */
+  key?: string;
+}
+
 /**
  * Admission control: the one owner of "how much work is in flight". At most
- * `maxInFlight` requests run; up to `maxQueued` wait, each until its own
- * deadline or its client leaves (its signal aborts); a newcomer beyond is
- * refused at once with `unavailable`.
+ * `maxInFlight` requests run; others wait, each until its own deadline or
+ * its client leaves (its signal aborts).
  *
- * The queue is served oldest first while it drains now and then. Once it
- * stands (CoDel: its oldest waiter has waited `targetMs` or more, and so for
- * a whole `intervalMs`), it is served newest first (adaptive LIFO, as in
+ * Fair to callers, and work-conserving: a free slot goes to whoever asks,
+ * so a caller alone may use every slot; waiting requests are kept per
+ * caller and served across callers in turn (round robin), so a caller with
+ * a hundred waiting requests delays another's one by at most one turn. A
+ * caller may have `maxQueuedPerKey` waiting; beyond, its requests are
+ * refused with `resource_exhausted`.
+ *
+ * Within a caller, the queue is served oldest first while it drains now and
+ * then. Once it stands (CoDel: its oldest waiter has waited `targetMs` or
+ * more, and so for a whole `intervalMs`), newest first (adaptive LIFO, as in
  * Facebook's "Fail at scale"): under sustained overload the newest waiters
- * still have their client and their deadline ahead, and the admitted keep a
- * short wait; and a full queue then sheds its oldest waiter to take the
- * newcomer, instead of refusing the caller most likely to be served in time.
+ * still have their client and their deadline ahead.
+ *
+ * One shedding rule, at the door and in the queue alike: when the whole
+ * queue is full, the caller with the most waiting requests loses its oldest
+ * if it has more than the newcomer's caller would; else, under a standing
+ * queue, a waiter that has waited `STANDING_WAIT_MS` makes room; else the
+ * newcomer is refused with `unavailable`.
  */
 export class Admission {
   #running = 0;
   #queued = 0;
   #oldest: Waiter | undefined;
   #newest: Waiter | undefined;
+  /** Callers with waiting requests, in turn order: the first is served next. */
+  readonly #callers = new Map<string, Caller>();
+  #admitted = 0;
+  #waited = 0;
   #shed = 0;
+  #overShare = 0;
   /** Since when the queue's delay has been `targetMs` or more; undefined: it is not. */
   #aboveSince: number | undefined;
   /** The adaptive limit under `maxInFlight`, if `limits.adaptive`. */
@@ -136,30 +194,40 @@ export class Admission {
     return this.#queued;
   }
 
-  /** Requests refused since start. */
+  /** Requests given a slot since start. */
+  get admitted(): number {
+    return this.#admitted;
+  }
+
+  /** Requests that waited for their slot (or their refusal) since start. */
+  get waited(): number {
+    return this.#waited;
+  }
+
+  /** Requests refused (`unavailable`) since start: at the door, in the queue, or shed from it. */
   get shed(): number {
     return this.#shed;
   }
 
+  /** Requests refused for being over their caller's share (`resource_exhausted`) since start. */
+  get refusedOverShare(): number {
+    return this.#overShare;
+  }
+
   /**
-   * Refuses a request at once, counting it as shed, if every slot is busy
-   * and the queue full: a transport can then answer before reading the
-   * request, which under sustained overload is most of what a refusal would
-   * cost. A standing queue also sheds its oldest waiter once it has waited
-   * `STANDING_WAIT_MS`: served newest first, it would otherwise wait out its
-   * whole deadline. False: read the request and call `acquire` as usual.
+   * The door, before a request is read: the error to refuse it with at once
+   * (counted), or undefined to read it and `acquire` as usual. Under
+   * sustained overload, reading and decoding the request is most of what a
+   * refusal would cost.
    */
-  refuseIfFull(): boolean {
-    if (this.#running < this.limit || this.#queued < this.limits.maxQueued) return false;
-    this.#shed++;
+  door(key = ""): ConnectError | undefined {
+    if (this.#running < this.limit && this.#queued === 0) return undefined;
     const now = this.now();
     this.#observe(now);
-    const oldest = this.#oldest;
-    if (oldest !== undefined && now - oldest.since >= STANDING_WAIT_MS && this.standing(now)) {
-      this.#shed++;
-      oldest.reject(OVERLOADED);
-    }
-    return true;
+    const refusal = this.#refusal(key, now);
+    if (refusal === OVER_SHARE) this.#overShare++;
+    else if (refusal !== undefined) this.#shed++;
+    return refusal;
   }
 
   /** Whether the queue stands (see the class): served newest first. */
@@ -169,41 +237,47 @@ export class Admission {
 
   /**
    * A slot for one request: at once if one is free, else after a wait in
-   * the queue. Rejects with `overloaded()` if the queue is full (or the
-   * request is shed from it), with the signal's reason (`deadline_exceeded`,
-   * `canceled`) if `signal` aborts while waiting.
+   * the queue. Rejects with `overShare()` or `overloaded()` as the class
+   * says, with the signal's reason (`deadline_exceeded`, `canceled`) if
+   * `signal` aborts while waiting.
    */
-  acquire(signal?: AbortSignal, kind = ""): Promise<Release> {
+  acquire(signal?: AbortSignal, kind = "", key = ""): Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const now = this.now();
     this.#load?.update(now);
     if (this.#running < this.limit && this.#queued === 0) {
       this.#running++;
+      this.#admitted++;
       return Promise.resolve(this.#releaser(kind, now));
     }
     this.#load?.press();
     this.#observe(now);
-    if (this.#queued >= this.limits.maxQueued) {
-      const oldest = this.#oldest;
-      if (!this.standing(now) || oldest === undefined) {
-        this.#shed++;
-        return Promise.reject(OVERLOADED);
-      }
-      this.#shed++;
-      oldest.reject(OVERLOADED);
+    this.#waited++;
+    const refusal = this.#refusal(key, now);
+    if (refusal === OVER_SHARE) {
+      this.#overShare++;
+      return Promise.reject(refusal);
     }
+    if (refusal !== undefined) {
+      this.#shed++;
+      return Promise.reject(refusal);
+    }
+    if (this.#queued >= this.limits.maxQueued) this.#shedOne(key, now);
     return new Promise<Release>((resolve, reject) => {
       const onAbort = () => {
         this.#unlink(waiter);
         reject(abortError(signal));
       };
+      const caller = this.#callerOf(key);
       const waiter: Waiter = {
         since: now,
         kind,
+        caller,
         older: this.#newest,
         newer: undefined,
+        olderOfCaller: caller.newest,
+        newerOfCaller: undefined,
         admit: (release) => {
-          this.#unlink(waiter);
           signal?.removeEventListener("abort", onAbort);
           resolve(release);
         },
@@ -216,12 +290,88 @@ export class Admission {
       if (this.#newest) this.#newest.newer = waiter;
       else this.#oldest = waiter;
       this.#newest = waiter;
+      if (caller.newest) caller.newest.newerOfCaller = waiter;
+      else caller.oldest = waiter;
+      caller.newest = waiter;
+      caller.count++;
       this.#queued++;
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
+  /**
+   * Runs `work` in a slot of its own: waits for the slot (see `acquire`),
+   * and holds it until the work has stopped, however the request ends. If
+   * `slot.signal` aborts first (the deadline, or the client left), the
+   * returned promise rejects at once with its reason, so the answer is not
+   * late, while the slot stays taken until `work`, which has the same
+   * signal, has actually stopped.
+   */
+  async run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {
+    const { signal } = slot;
+    const release = await this.acquire(signal, slot.kind, slot.key);
+    let succeeded = false;
+    const running = (async () => {
+      try {
+        if (signal?.aborted) throw abortError(signal);
+        const result = await work();
+        succeeded = true;
+        return result;
+      } finally {
+        release(succeeded);
+      }
+    })();
+    if (signal === undefined) return running;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(abortError(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+      running.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
+  }
+
+  /** Why a newcomer of `key` that must wait is refused, if it is. */
+  #refusal(key: string, now: number): ConnectError | undefined {
+    const caller = key === "" ? undefined : this.#callers.get(key);
+    if (caller !== undefined && caller.count >= this.limits.maxQueuedPerKey) return OVER_SHARE;
+    if (this.#queued < this.limits.maxQueued) return undefined;
+    return this.#victim(key, now) === undefined ? OVERLOADED : undefined;
+  }
+
+  /** The waiter the shedding rule (see the class) would shed for a newcomer of `key`. */
+  #victim(key: string, now: number): Waiter | undefined {
+    let longest: Caller | undefined;
+    for (const caller of this.#callers.values()) {
+      if (longest === undefined || caller.count > longest.count) longest = caller;
+    }
+    const mine = this.#callers.get(key)?.count ?? 0;
+    if (longest !== undefined && longest.key !== key && longest.count > mine + 1) {
+      return longest.oldest;
+    }
+    const oldest = this.#oldest;
+    if (oldest !== undefined && now - oldest.since >= STANDING_WAIT_MS && this.standing(now)) {
+      return oldest;
+    }
+    return undefined;
+  }
+
+  #shedOne(key: string, now: number): void {
+    const victim = this.#victim(key, now);
+    if (victim === undefined) return;
+    this.#shed++;
+    victim.reject(OVERLOADED);
+  }
+
+  #callerOf(key: string): Caller {
+    let caller = this.#callers.get(key);
+    if (caller === undefined) {
+      caller = { key, oldest: undefined, newest: undefined, count: 0 };
+      this.#callers.set(key, caller);
+    }
+    return caller;
+  }
+
   #unlink(waiter: Waiter): void {
+    const { caller } = waiter;
     if (waiter.older) waiter.older.newer = waiter.newer;
     else if (this.#oldest === waiter) this.#oldest = waiter.newer;
     else return; // not in the queue (any more)
@@ -229,13 +379,33 @@ export class Admission {
     else this.#newest = waiter.older;
     waiter.older = undefined;
     waiter.newer = undefined;
+    if (waiter.olderOfCaller) waiter.olderOfCaller.newerOfCaller = waiter.newerOfCaller;
+    else caller.oldest = waiter.newerOfCaller;
+    if (waiter.newerOfCaller) waiter.newerOfCaller.olderOfCaller = waiter.olderOfCaller;
+    else caller.newest = waiter.olderOfCaller;
+    waiter.olderOfCaller = undefined;
+    waiter.newerOfCaller = undefined;
+    caller.count--;
+    if (caller.count === 0) this.#callers.delete(caller.key);
     this.#queued--;
   }
 
-  /** The next waiter to run: oldest first, newest first under a standing queue. */
+  /**
+   * The next waiter to run: the first caller in turn's oldest (newest under
+   * a standing queue); that caller then goes to the back of the turn.
+   */
   #next(now: number): Waiter | undefined {
     this.#observe(now);
-    return this.standing(now) ? this.#newest : this.#oldest;
+    const caller = this.#callers.values().next().value;
+    if (caller === undefined) return undefined;
+    const waiter = this.standing(now) ? caller.newest : caller.oldest;
+    if (waiter === undefined) return undefined;
+    this.#unlink(waiter);
+    if (caller.count > 0) {
+      this.#callers.delete(caller.key);
+      this.#callers.set(caller.key, caller);
+    }
+    return waiter;
   }
 
   /**
@@ -266,6 +436,7 @@ export class Admission {
         const waiter = this.#next(now);
         if (waiter === undefined) return;
         this.#running++;
+        this.#admitted++;
         waiter.admit(this.#releaser(waiter.kind, now));
       }
     };
@@ -273,37 +444,8 @@ export class Admission {
 }
 
 /**
- * A slot for a call of `kind` that may wait for it until `timeoutMs` has
- * passed (then `deadline_exceeded`) or `signal` aborts (the client left, or
- * its own deadline passed). The timer is made only for a call that will wait.
- */
-export function acquireWithin(
-  admission: Admission,
-  signal: AbortSignal,
-  kind: string,
-  timeoutMs: number,
-): Promise<Release> {
-  if (admission.inFlight < admission.limit && admission.queued === 0) {
-    return admission.acquire(signal, kind);
-  }
-  const wait = new AbortController();
-  const timer = setTimeout(() => wait.abort(deadlineExceeded()), timeoutMs);
-  const onAbort = () => wait.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
-  return admission.acquire(wait.signal, kind).finally(() => {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-  });
-}
-
-function deadlineExceeded(): ConnectError {
-  return new ConnectError("the request took longer than its deadline", Code.DeadlineExceeded);
-}
-
-/**
- * Why a wait ended early: the signal's own ConnectError (Connect aborts a
- * call's signal with `deadline_exceeded` when the client's deadline passes),
- * else `canceled` (the client left).
+ * Why a wait ended early: the signal's own ConnectError (a deadline passed:
+ * `deadline_exceeded`), else `canceled` (the client left).
  */
 export function abortError(signal: AbortSignal | undefined): ConnectError {
   const reason: unknown = signal?.reason;

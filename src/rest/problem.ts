@@ -94,7 +94,8 @@ export function sendProblem(reply: AppReply, err: unknown): AppReply {
     const challenge = err instanceof ConnectError ? err.metadata.get("www-authenticate") : null;
     reply.header("www-authenticate", challenge ?? "Bearer");
   }
-  // Shed load or a database outage: worth retrying, not at once.
-  if (body.status === 503) reply.header("retry-after", String(RETRY_AFTER_SECONDS));
+  // Shed load, a caller over its share, a database outage: worth retrying, not at once.
+  if (body.status === 503 || body.status === 429)
+    reply.header("retry-after", String(RETRY_AFTER_SECONDS));
   return reply.code(body.status).type("application/problem+json").send(body);
 }

@@ -4,10 +4,8 @@ import { errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { App } from "../app-server.js";
-import type { Authenticator } from "../auth/authenticator.js";
-import { type Admission, acquireWithin } from "../ops/admission.js";
-import { clientGone } from "../ops/client-gone.js";
-import { recordOutcome } from "../ops/outcome.js";
+import { type ApiCallOptions, apiCalls } from "../edge/api-calls.js";
+import type { Call } from "../edge/call.js";
 import {
   answerToJson,
   quizToJson,
@@ -22,11 +20,8 @@ import { validationError } from "./validation.js";
 export interface RestOptions {
   sessions: PracticeSessions;
   quizzes: Quizzes;
-  authenticator: Authenticator;
-  /** Longest a request may take: then 504 `deadline_exceeded` (Fastify's handlerTimeout). */
-  requestTimeoutMs: number;
-  /** Admission control shared with the RPCs. */
-  admission: Admission;
+  /** What every API call gets at the edge: deadline, caller, door (edge/api-calls.ts). */
+  edge: ApiCallOptions;
   /**
    * Leave these routes out of /openapi.json: "/api" serves the same
    * operations, and the document names it as a second server instead.
@@ -42,11 +37,12 @@ export interface RestOptions {
  */
 export async function restRoutes(
   fastify: App,
-  { sessions, quizzes, authenticator, requestTimeoutMs, admission, hidden = false }: RestOptions,
+  { sessions, quizzes, edge, hidden = false }: RestOptions,
 ) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  // request.userId is decorated on the root (ops/outcome.ts): the handlers read it.
-  const route = { handlerTimeout: requestTimeoutMs, schemaErrorFormatter: validationError };
+  // The call's deadline and signal, its caller (request.userId) and the door, before the body.
+  apiCalls(fastify, edge);
+  const route = { schemaErrorFormatter: validationError };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
   // An empty body means "no options" too (Fastify's parser refuses it). Any
   // other content type, text/plain included, is 415 naming the one to send.
@@ -65,52 +61,47 @@ export async function restRoutes(
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
   });
-  // The token first: a caller without one never waits for a slot.
-  app.addHook("onRequest", async (request) => {
-    if (clientGone(request.raw)) throw errors.canceled();
-    const userId = await authenticator.authenticate(request.headers.authorization);
-    recordOutcome(request, { userId });
-  });
   // A POST without a body is a POST of `{}`: then the body schema decides.
   app.addHook("preValidation", async (request) => {
     if (request.method === "POST" && request.body === undefined) request.body = {};
   });
 
-  // Admission last, right before the handler: the token is verified and the
-  // whole body read, size-checked and validated, so a slot counts work, never
-  // a slow sender. It waits until the route's deadline or until the client
-  // leaves; the slot is held until the response is sent or the client leaves.
-  // (Fastify's request.signal will not do: on HTTP/1.1 it aborts once the
-  // body is read, when Node closes the IncomingMessage.)
-  app.addHook("preHandler", async (request, reply) => {
-    if (clientGone(request.raw)) throw errors.canceled();
-    const left = new AbortController();
-    const onClose = () => left.abort();
-    reply.raw.once("close", onClose);
-    // The route's "METHOD /path" label, made once per route (ops/request-log.ts).
-    const kind = request.routeOptions.config.procedure ?? request.url;
-    const release = await acquireWithin(admission, left.signal, kind, requestTimeoutMs).finally(
-      () => reply.raw.off("close", onClose),
-    );
-    if (reply.sent || clientGone(request.raw)) {
-      release(false);
-      throw errors.canceled();
-    }
-    reply.raw.once("close", () => release(reply.statusCode < 400));
-  });
+  // Each handler's work runs in an admission slot, taken now that the token
+  // is verified and the whole body read and validated, so a slot counts
+  // work, never a slow sender; the work gets the call's signal, and the slot
+  // is held until it has stopped (Admission.run).
+  const work = <T>(
+    request: {
+      call: Call | null;
+      callerKey: string;
+      routeOptions: { config: { procedure?: string } };
+    },
+    use: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> => {
+    const call = request.call as Call;
+    const slot = {
+      signal: call.signal,
+      kind: request.routeOptions.config.procedure,
+      key: request.callerKey,
+    };
+    return edge.admission.run(slot, () => use(call.signal));
+  };
 
   app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {
     const { limit, cursor } = request.query;
     return quizPageToJson(
-      await quizzes.listQuizzes(request.userId, {
-        limit: limit === undefined ? undefined : Number(limit),
-        cursor,
-      }),
+      await work(request, (signal) =>
+        quizzes.listQuizzes(
+          request.userId,
+          { limit: limit === undefined ? undefined : Number(limit), cursor },
+          signal,
+        ),
+      ),
     );
   });
 
   app.get("/quizzes/:quiz_id", { ...route, schema: schema(operations.getQuiz) }, async (request) =>
-    quizToJson(await quizzes.getQuiz(request.params.quiz_id)),
+    quizToJson(await work(request, (signal) => quizzes.getQuiz(request.params.quiz_id, signal))),
   );
 
   app.get(
@@ -118,12 +109,18 @@ export async function restRoutes(
     { ...route, schema: schema(operations.listSessions) },
     async (request) => {
       const { status, limit, cursor } = request.query;
-      const page = await sessions.listSessions(request.userId, {
-        quizId: request.params.quiz_id,
-        status,
-        limit: limit === undefined ? undefined : Number(limit),
-        cursor,
-      });
+      const page = await work(request, (signal) =>
+        sessions.listSessions(
+          request.userId,
+          {
+            quizId: request.params.quiz_id,
+            status,
+            limit: limit === undefined ? undefined : Number(limit),
+            cursor,
+          },
+          signal,
+        ),
+      );
       return {
         sessions: page.sessions.map(summaryToJson),
         next_cursor: page.nextCursor,
@@ -136,9 +133,8 @@ export async function restRoutes(
     "/quizzes/:quiz_id/sessions",
     { ...route, schema: schema(operations.startSession) },
     async (request, reply) => {
-      const { session, created, questions } = await sessions.startSession(
-        request.userId,
-        request.params.quiz_id,
+      const { session, created, questions } = await work(request, (signal) =>
+        sessions.startSession(request.userId, request.params.quiz_id, signal),
       );
       const body = sessionDetailToJson(session, session.answers, questions);
       if (!created) return reply.code(200).send(body);
@@ -147,7 +143,9 @@ export async function restRoutes(
   );
 
   app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {
-    const { session, questions } = await sessions.getSession(request.userId, request.params.id);
+    const { session, questions } = await work(request, (signal) =>
+      sessions.getSession(request.userId, request.params.id, signal),
+    );
     return sessionDetailToJson(session, session.answers, questions);
   });
 
@@ -155,11 +153,17 @@ export async function restRoutes(
     "/sessions/:id/answers",
     { ...route, schema: schema(operations.submitAnswer) },
     async (request, reply) => {
-      const { answer, session, created } = await sessions.submitAnswer(request.userId, {
-        sessionId: request.params.id,
-        questionId: request.body.question_id,
-        userAnswer: request.body.user_answer,
-      });
+      const { answer, session, created } = await work(request, (signal) =>
+        sessions.submitAnswer(
+          request.userId,
+          {
+            sessionId: request.params.id,
+            questionId: request.body.question_id,
+            userAnswer: request.body.user_answer,
+          },
+          signal,
+        ),
+      );
       // 200: the same answer again, a retry that wrote nothing.
       return reply
         .code(created ? 201 : 200)
@@ -171,7 +175,9 @@ export async function restRoutes(
     "/sessions/:id/complete",
     { ...route, schema: schema(operations.completeSession) },
     async (request) => {
-      const session = await sessions.completeSession(request.userId, request.params.id);
+      const session = await work(request, (signal) =>
+        sessions.completeSession(request.userId, request.params.id, signal),
+      );
       return sessionToJson(session, session.answers);
     },
   );

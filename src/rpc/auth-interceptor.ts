@@ -7,11 +7,15 @@ export const userIdKey = createContextKey<string>("", { description: "authentica
 /**
  * Authenticates every call from its `authorization` header (gRPC metadata is
  * headers too), or ends it with `unauthenticated` before the handler runs.
+ * A call the edge has authenticated already (edge/api-calls.ts) comes with
+ * its user set.
  */
 export function authInterceptor(authenticator: Authenticator): Interceptor {
   return (next) => async (req) => {
-    const userId = await authenticator.authenticate(req.header.get("authorization"));
-    req.contextValues.set(userIdKey, userId);
+    if (req.contextValues.get(userIdKey) === "") {
+      const userId = await authenticator.authenticate(req.header.get("authorization"));
+      req.contextValues.set(userIdKey, userId);
+    }
     return next(req);
   };
 }

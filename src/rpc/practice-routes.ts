@@ -5,9 +5,8 @@ import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
-import { admissionInterceptor } from "./admission-interceptor.js";
 import { authInterceptor } from "./auth-interceptor.js";
-import { deadlineInterceptor } from "./deadline-interceptor.js";
+import { callInterceptor } from "./call-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
 import { practiceSessionService } from "./practice-session-service.js";
 import { quizService } from "./quiz-service.js";
@@ -22,10 +21,10 @@ export interface PracticeRpcOptions {
   sessions: PracticeSessions;
   quizzes: Quizzes;
   authenticator: Authenticator;
-  /** Longest a unary call may take: then `deadline_exceeded`. */
+  /** Longest a unary call may take: then `deadline_exceeded` (without the edge, which sets it). */
   requestTimeoutMs: number;
-  /** Admission control (admission-interceptor.ts); none: every call runs. */
-  admission?: Admission;
+  /** Admission control (call-interceptor.ts). */
+  admission: Admission;
   /** Where failures that would be 5xx are logged (ops/failure-log.ts). */
   onFailure?: (err: unknown, status: number) => void;
 }
@@ -42,15 +41,12 @@ export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
       router.service(QuizService, quizService(options.quizzes));
     },
     // outcomeInterceptor first (outermost): it sees the errors of the others.
-    // Admission last: a slot goes only to a call whose token is verified and
+    // The call last: a slot goes only to a call whose token is verified and
     // whose whole request is read, and is held while the handler really runs.
     interceptors: [
       outcomeInterceptor(options.onFailure),
-      deadlineInterceptor(options.requestTimeoutMs),
       authInterceptor(options.authenticator),
-      ...(options.admission
-        ? [admissionInterceptor(options.admission, options.requestTimeoutMs)]
-        : []),
+      callInterceptor(options.admission, options.requestTimeoutMs),
     ],
   };
 }

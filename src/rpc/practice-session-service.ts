@@ -8,6 +8,7 @@ import { AnswerConflict, errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
+import { callSignal } from "./call-interceptor.js";
 import { answerToProto, sessionToProto, snapshotQuestionToProto } from "./to-proto.js";
 
 /**
@@ -19,13 +20,17 @@ export function practiceSessionService(
 ): ServiceImpl<typeof PracticeSessionService> {
   return {
     async listSessions(req, ctx) {
-      const page = await sessions.listSessions(userId(ctx), {
-        quizId: req.quizId,
-        status: statusFromProto(req.status),
-        // proto3 cannot tell 0 from unset: 0 asks for the default page size.
-        limit: req.limit === 0 ? undefined : req.limit,
-        cursor: req.cursor,
-      });
+      const page = await sessions.listSessions(
+        userId(ctx),
+        {
+          quizId: req.quizId,
+          status: statusFromProto(req.status),
+          // proto3 cannot tell 0 from unset: 0 asks for the default page size.
+          limit: req.limit === 0 ? undefined : req.limit,
+          cursor: req.cursor,
+        },
+        callSignal(ctx.values),
+      );
       // Whole messages (with $typeName), so Connect has no `create` to run on them.
       return {
         $typeName: "practice.v1.ListSessionsResponse",
@@ -36,7 +41,11 @@ export function practiceSessionService(
     },
 
     async startSession(req, ctx) {
-      const { session, created, questions } = await sessions.startSession(userId(ctx), req.quizId);
+      const { session, created, questions } = await sessions.startSession(
+        userId(ctx),
+        req.quizId,
+        callSignal(ctx.values),
+      );
       return {
         $typeName: "practice.v1.StartSessionResponse",
         session: sessionToProto(session, session.answers),
@@ -46,7 +55,11 @@ export function practiceSessionService(
     },
 
     async getSession(req, ctx) {
-      const { session, questions } = await sessions.getSession(userId(ctx), req.sessionId);
+      const { session, questions } = await sessions.getSession(
+        userId(ctx),
+        req.sessionId,
+        callSignal(ctx.values),
+      );
       return {
         $typeName: "practice.v1.GetSessionResponse",
         session: sessionToProto(session, session.answers),
@@ -56,11 +69,11 @@ export function practiceSessionService(
 
     async submitAnswer(req, ctx) {
       const { answer, session } = await sessions
-        .submitAnswer(userId(ctx), {
-          sessionId: req.sessionId,
-          questionId: req.questionId,
-          userAnswer: req.userAnswer,
-        })
+        .submitAnswer(
+          userId(ctx),
+          { sessionId: req.sessionId, questionId: req.questionId, userAnswer: req.userAnswer },
+          callSignal(ctx.values),
+        )
         .catch(withStoredAnswer);
       return {
         $typeName: "practice.v1.SubmitAnswerResponse",
@@ -70,7 +83,11 @@ export function practiceSessionService(
     },
 
     async completeSession(req, ctx) {
-      const session = await sessions.completeSession(userId(ctx), req.sessionId);
+      const session = await sessions.completeSession(
+        userId(ctx),
+        req.sessionId,
+        callSignal(ctx.values),
+      );
       return {
         $typeName: "practice.v1.CompleteSessionResponse",
         session: sessionToProto(session, session.answers),

@@ -3,6 +3,7 @@ import type { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { errors } from "../app/errors.js";
 import type { Quizzes } from "../app/quizzes.js";
 import { userIdKey } from "./auth-interceptor.js";
+import { callSignal } from "./call-interceptor.js";
 
 /**
  * QuizService over Connect, gRPC and gRPC-Web. Authenticated by the same
@@ -11,17 +12,18 @@ import { userIdKey } from "./auth-interceptor.js";
  */
 export function quizService(quizzes: Quizzes): ServiceImpl<typeof QuizService> {
   return {
-    async getQuiz(req) {
-      const quiz = await quizzes.getQuiz(req.quizId);
+    async getQuiz(req, ctx) {
+      const quiz = await quizzes.getQuiz(req.quizId, callSignal(ctx.values));
       return { quiz };
     },
 
     async listQuizzes(req, ctx) {
-      const page = await quizzes.listQuizzes(userId(ctx), {
+      const page = await quizzes.listQuizzes(
+        userId(ctx),
         // proto3 cannot tell 0 from unset: 0 asks for the default page size.
-        limit: req.limit === 0 ? undefined : req.limit,
-        cursor: req.cursor,
-      });
+        { limit: req.limit === 0 ? undefined : req.limit, cursor: req.cursor },
+        callSignal(ctx.values),
+      );
       return {
         quizzes: page.quizzes,
         nextCursor: page.nextCursor ?? "",

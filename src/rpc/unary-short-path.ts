@@ -1,6 +1,5 @@
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { constants as h2 } from "node:http2";
 import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   Code,
@@ -128,6 +127,11 @@ export async function unaryShortPathRoutes(
     ...options.connectOptions,
     interceptors: options.interceptors,
   });
+  // Connect's per-call gate and its shutdown signal have no place here: the
+  // edge owns both (edge/api-calls.ts, edge/one-port.ts).
+  if (opt.requestGate !== undefined || opt.shutdownSignal !== undefined) {
+    throw new Error("the unary short path does not honour requestGate or shutdownSignal");
+  }
   const specs = new Map<string, UnarySpec>();
   const router = createConnectRouter({ ...options.connectOptions, interceptors: opt.interceptors });
   // Records each service's methods as it registers them on the fallback router.
@@ -232,8 +236,7 @@ async function grpcAnswer(call: Call, opt: Options): Promise<Reply | undefined> 
   if (flags === 1 && compression.request === null) return undefined;
   const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
   if (bytes === undefined) return undefined;
-  const signal = callSignal(call, timeout.timeoutMs);
-  const context = handlerContext(call, "grpc", signal, {
+  const context = handlerContext(call, "grpc", {
     "content-type": "application/grpc+proto",
   });
   context.responseTrailer.set("grpc-status", "0");
@@ -245,8 +248,6 @@ async function grpcAnswer(call: Call, opt: Options): Promise<Reply | undefined> 
     out = await envelope(toBinary(spec.method.output, output), compression.response, opt);
   } catch (e) {
     setTrailerStatus(context.responseTrailer, asConnectError(e));
-  } finally {
-    signal.done();
   }
   return {
     status: 200,
@@ -277,7 +278,6 @@ async function connectAnswer(
     timeout.error ||
     compression.error ||
     opt.requireConnectProtocolHeader ||
-    opt.requestGate !== undefined ||
     body.length > opt.readMaxBytes ||
     (length !== null && Number(length) !== body.length)
   ) {
@@ -285,8 +285,7 @@ async function connectAnswer(
   }
   const bytes = await decompress(compression.request, body, opt);
   if (bytes === undefined) return undefined;
-  const signal = callSignal(call, timeout.timeoutMs);
-  const context = handlerContext(call, "connect", signal, {
+  const context = handlerContext(call, "connect", {
     "content-type": binary ? contentTypeUnaryProto : contentTypeUnaryJson,
   });
   let status = 200;
@@ -306,8 +305,6 @@ async function connectAnswer(
     context.responseHeader.set("content-type", contentTypeUnaryJson);
     if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
     out = errorToJsonBytes(error, opt.jsonOptions);
-  } finally {
-    signal.done();
   }
   if (compression.response && out.byteLength >= opt.compressMinBytes) {
     out = await compression.response.compress(out);
@@ -356,21 +353,27 @@ function asConnectError(e: unknown): ConnectError {
     : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
 }
 
+/**
+ * The handler's context, as Connect's has it, but for its signal: the edge's
+ * call (edge/call.ts), aborted at the call's one deadline, when its client
+ * leaves, and once it has been answered.
+ */
 function handlerContext(
   call: Call,
   protocolName: string,
-  signal: ReturnType<typeof callSignal>,
   responseHeader: Record<string, string>,
 ): HandlerContext {
   const { raw, spec } = call;
+  const edge = call.req.call;
+  if (edge === null) throw new Error("the short path runs in a scope with edge/api-calls.ts");
   return {
     service: spec.method.parent,
     method: spec.method,
     requestMethod: "POST",
     protocolName,
     url: callUrl(raw),
-    signal: signal.signal,
-    timeoutMs: signal.timeoutMs,
+    signal: edge.signal,
+    timeoutMs: edge.remainingMs,
     requestHeader: requestHeaders(call.req),
     responseHeader: new Headers(responseHeader),
     responseTrailer: new Headers(),
@@ -402,88 +405,6 @@ async function envelope(
   out.writeUInt32BE(payload.length, 1);
   out.set(payload, 5);
   return out;
-}
-
-/**
- * The call's signal as Connect's handler context has it: aborted when its
- * deadline passes (`deadline_exceeded`) or the client goes away before the
- * answer (an HTTP/2 reset read as connect-node reads its code). One
- * controller, and nothing aborted once the call has ended: Connect aborts
- * three, each with a new DOMException, at the end of every call.
- */
-function callSignal(call: Call, timeoutMs: number | undefined) {
-  const { raw, res } = call;
-  const controller = new AbortController();
-  const deadline = timeoutMs === undefined ? undefined : Math.trunc(Date.now() + timeoutMs);
-  const expire = () =>
-    controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded));
-  let timer: NodeJS.Timeout | undefined;
-  if (timeoutMs !== undefined) {
-    if (timeoutMs <= 0) expire();
-    else timer = setTimeout(expire, timeoutMs);
-  }
-  // HTTP/1.1 has no reset codes: its response closes early when the client leaves.
-  const source: NodeJS.EventEmitter = "stream" in raw ? raw : res;
-  const onClose = () =>
-    controller.abort(
-      "stream" in raw
-        ? resetError(raw.stream.rstCode)
-        : raw.errored
-          ? new ConnectError(raw.errored.message, Code.Aborted)
-          : undefined,
-    );
-  source.once("close", onClose);
-  return {
-    signal: controller.signal,
-    timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
-    done() {
-      clearTimeout(timer);
-      source.off("close", onClose);
-    },
-  };
-}
-
-/** HTTP/2's error codes (RFC 9113, section 7), by number. */
-export const H2_CODE_NAMES = [
-  "NO_ERROR",
-  "PROTOCOL_ERROR",
-  "INTERNAL_ERROR",
-  "FLOW_CONTROL_ERROR",
-  "SETTINGS_TIMEOUT",
-  "STREAM_CLOSED",
-  "FRAME_SIZE_ERROR",
-  "REFUSED_STREAM",
-  "CANCEL",
-  "COMPRESSION_ERROR",
-  "CONNECT_ERROR",
-  "ENHANCE_YOUR_CALM",
-  "INADEQUATE_SECURITY",
-  "HTTP_1_1_REQUIRED",
-];
-
-/** connect-node's reading of an HTTP/2 reset code. */
-function resetError(code: number): ConnectError | undefined {
-  const error = (c: Code) =>
-    new ConnectError(
-      `http/2 stream closed with error code ${H2_CODE_NAMES[code]} (0x${code.toString(16)})`,
-      c,
-    );
-  switch (code) {
-    case h2.NGHTTP2_NO_ERROR:
-    case h2.NGHTTP2_STREAM_CLOSED:
-      return undefined;
-    case h2.NGHTTP2_REFUSED_STREAM:
-      return error(Code.Unavailable);
-    case h2.NGHTTP2_CANCEL:
-      return error(Code.Canceled);
-    case h2.NGHTTP2_ENHANCE_YOUR_CALM:
-      return error(Code.ResourceExhausted);
-    case h2.NGHTTP2_INADEQUATE_SECURITY:
-    case h2.NGHTTP2_HTTP_1_1_REQUIRED:
-      return error(Code.PermissionDenied);
-    default:
-      return error(Code.Internal);
-  }
 }
 
 function header(req: FastifyRequest, name: string): string | null {

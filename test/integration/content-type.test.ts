@@ -105,13 +105,17 @@ describe("an RPC message that does not parse", () => {
         http2.resume();
         expect(await status).toBe(400);
       }
-      const grpc = await endStatus(grpcRequest(session, path, grpcFrame(garbage)));
+      const authorization = (await svc.auth(USER)).authorization ?? "";
+      const grpc = await endStatus(
+        grpcRequest(session, path, grpcFrame(garbage), { authorization }),
+      );
       expect(grpc).toBe(3); // INVALID_ARGUMENT
       // gRPC-Web: the status is in the body's last envelope.
       const web = session.request({
         ":method": "POST",
         ":path": path,
         "content-type": "application/grpc-web+proto",
+        authorization,
       });
       const chunks: Buffer[] = [];
       web.on("data", (c: Buffer) => chunks.push(c));

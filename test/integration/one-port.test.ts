@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { FakeClock } from "../../src/domain/clock.js";
-import { type OnePortServer, servePort } from "../../src/one-port.js";
+import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -21,7 +21,7 @@ beforeAll(async () => {
     authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),
     logger: pino({ level: "silent" }),
   });
-  port = servePort(app, false);
+  port = servePort(app);
 });
 afterAll(async () => {
   await port?.close(1000);

@@ -27,10 +27,10 @@ import {
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { FakeClock } from "../../src/domain/clock.js";
+import { H2_CODE_NAMES } from "../../src/edge/call.js";
+import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { MAX_BODY_BYTES } from "../../src/limits.js";
-import { type OnePortServer, servePort } from "../../src/one-port.js";
 import { Admission, type Release } from "../../src/ops/admission.js";
-import { H2_CODE_NAMES } from "../../src/rpc/unary-short-path.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
@@ -62,6 +62,7 @@ async function side(rpcShortPath: boolean): Promise<Side> {
   const admission = new Admission({
     maxInFlight: SLOTS,
     maxQueued: SLOTS,
+    maxQueuedPerKey: 2 * SLOTS,
     targetMs: 5,
     intervalMs: 100,
   });
@@ -74,7 +75,7 @@ async function side(rpcShortPath: boolean): Promise<Side> {
     admission,
     rpcShortPath,
   });
-  const port = servePort(app, false);
+  const port = servePort(app);
   await port.listen(0, "127.0.0.1");
   const url = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
   const shortRoutes = ["grpc", "connect"].filter((protocol) =>
@@ -395,9 +396,10 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
         { ...as, headers: timeout },
       );
       expect(codeOf(late)).toBe("deadline_exceeded");
-      // And the queue full too: refused at the door.
+      // And the queue full too, of the caller's own calls: refused at the door.
       for (const s of [short, plain]) {
-        for (let i = 0; i < SLOTS; i++) queued.push(s.admission.acquire());
+        for (let i = 0; i < SLOTS; i++)
+          queued.push(s.admission.acquire(undefined, "", "user:alice"));
       }
       const shed = await same(
         `${SESSIONS}/ListSessions`,

@@ -57,11 +57,13 @@ async function startService(env: Record<string, string>): Promise<Service> {
 }
 
 /** A Connect POST over HTTP/1.1 that declares a body and never sends it: a request the drain waits for. */
-function heldOpen(port: number): Socket {
+async function heldOpen(port: number): Promise<Socket> {
+  const token = await signToken(TEST_SECRET, "held");
   const socket = netConnect(port, "127.0.0.1");
   socket.on("error", () => {});
   socket.write(
     "POST /practice.v1.PracticeSessionService/ListSessions HTTP/1.1\r\nhost: x\r\n" +
+      `authorization: Bearer ${token}\r\n` +
       "content-type: application/json\r\ncontent-length: 100\r\n\r\n",
   );
   return socket;
@@ -82,7 +84,7 @@ async function seen(read: () => string, pattern: RegExp, ms = 10_000): Promise<v
 describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
   it("a third signal during a drain forces the exit, non-zero", async () => {
     const svc = await startService({});
-    const socket = heldOpen(svc.port);
+    const socket = await heldOpen(svc.port);
     try {
       await sleep(300);
       svc.child.kill("SIGTERM");
@@ -110,7 +112,7 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
     // A write in flight that cannot finish: another process holds the file.
     const other = new BetterSqlite3(svc.file);
     other.exec("BEGIN EXCLUSIVE");
-    const socket = heldOpen(svc.port);
+    const socket = await heldOpen(svc.port);
     try {
       const token = await signToken(TEST_SECRET, "stuck");
       const start = fetch(`http://127.0.0.1:${svc.port}/quizzes/${svc.quizId}/sessions`, {

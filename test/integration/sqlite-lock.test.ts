@@ -10,7 +10,7 @@ import { signToken } from "../../src/auth/tokens.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { FakeClock } from "../../src/domain/clock.js";
-import { type OnePortServer, servePort } from "../../src/one-port.js";
+import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { buildServer } from "../../src/server.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -44,7 +44,7 @@ beforeAll(async () => {
     logger: pino({ level: "silent" }),
     requestTimeoutMs: 3000,
   });
-  port = servePort(app, false);
+  port = servePort(app);
   await port.listen(0, "127.0.0.1");
   baseUrl = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
 });

@@ -10,7 +10,7 @@ import { PracticeSessionService } from "../../gen/practice/v1/practice_session_s
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
-import { type OnePortServer, servePort } from "../../src/one-port.js";
+import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -36,9 +36,8 @@ beforeAll(async () => {
     clock: systemClock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, systemClock),
     logger: pino({ level: "silent" }),
-    tls: TLS,
   });
-  port = servePort(app, true);
+  port = servePort(app, { tls: TLS });
   await port.listen(0, "127.0.0.1");
   portNumber = (port.server.address() as AddressInfo).port;
   address = `127.0.0.1:${portNumber}`;

@@ -69,6 +69,7 @@ export async function startInProcessService(): Promise<InProcessService> {
     quizzes: new Quizzes(database.db, undefined, clock),
     authenticator,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    admission: new Admission(RACE_ADMISSION),
   });
   const transport = createRouterTransport(routes, { router: { interceptors } });
   const rpc = createClient(PracticeSessionService, transport);

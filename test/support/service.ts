@@ -9,7 +9,7 @@ import { signToken } from "../../src/auth/tokens.js";
 import type { JwtConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
-import { servePort } from "../../src/one-port.js";
+import { servePort } from "../../src/edge/one-port.js";
 import { type Admission, admissionLimits } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { Metrics } from "../../src/ops/metrics.js";
@@ -127,7 +127,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     admission: options.admission,
     practicePage: options.practicePage,
   });
-  const port = servePort(app, false, { maxConnections: options.maxConnections });
+  const port = servePort(app, { maxConnections: options.maxConnections });
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;

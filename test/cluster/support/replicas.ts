@@ -9,7 +9,7 @@ import type { Db } from "../../../src/db/database.js";
 import { migrateToLatest } from "../../../src/db/migrate.js";
 import { ReplicaReads } from "../../../src/db/read-routing.js";
 import { systemClock } from "../../../src/domain/clock.js";
-import { servePort } from "../../../src/one-port.js";
+import { servePort } from "../../../src/edge/one-port.js";
 import { buildServer } from "../../../src/server.js";
 
 const SECRET = "cluster-test-secret-cluster-test-secret";
@@ -129,7 +129,7 @@ export async function startReplicas(
       authenticator: createAuthenticator({ secret: SECRET }, systemClock),
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     });
-    const port = servePort(app, false);
+    const port = servePort(app);
     await port.listen(0, "127.0.0.1");
     const baseUrl = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
     closers.push(async () => {

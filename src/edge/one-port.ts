@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import {
   createServer as createHttp1Server,
   type Server as Http1Server,
@@ -6,13 +7,13 @@ import {
 } from "node:http";
 import {
   constants,
-  type Http2Server,
   type Http2Session,
   type IncomingHttpHeaders,
   type ServerHttp2Stream,
 } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
-import type { App } from "./app-server.js";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+import type { App, TlsFiles } from "../app-server.js";
 import {
   DRAIN_IDLE_MS,
   FIRST_BYTES_TIMEOUT_MS,
@@ -20,9 +21,9 @@ import {
   MAX_HEADER_BYTES,
   REQUEST_HEAD_TIMEOUT_MS,
   REQUEST_READ_TIMEOUT_MS,
-} from "./limits.js";
-import { guardHttp2Session } from "./ops/http2-guard.js";
-import { answerClientError } from "./rest/head-refusals.js";
+} from "../limits.js";
+import { guardHttp2Session } from "../ops/http2-guard.js";
+import { answerClientError } from "./head-refusals.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -41,30 +42,37 @@ export interface OnePortServer {
 }
 
 export interface OnePortOptions {
+  /** PEM files: with them the port speaks TLS, ALPN h2 and http/1.1. */
+  tls?: TlsFiles;
   /** Connections held at once; beyond, a new one is closed as it comes. Default MAX_CONNECTIONS. */
   maxConnections?: number;
 }
 
 /**
- * Serves `app` on one TCP port. With TLS, ALPN picks h2 or http/1.1 in the
- * app's own secure server. In cleartext, a front `net.Server` peeks at each
- * connection's first bytes: the HTTP/2 preface goes to the app's h2c server
- * (gRPC, Connect over HTTP/2), anything else to an HTTP/1.1 server that
- * routes into the same app (REST, Connect, gRPC-Web).
+ * Serves `app` on one TCP port: the service's edge, the same for every way
+ * in. A front `net.Server` accepts each connection (the connection cap);
+ * with TLS, a `tls.Server` that never listens does the handshake (cut at the
+ * head timeout); then the connection's first bytes decide where it goes,
+ * TLS or not: the HTTP/2 preface to the app's HTTP/2 server (gRPC, Connect
+ * over HTTP/2), anything else to an HTTP/1.1 server that routes into the
+ * same app (REST, Connect, gRPC-Web). So the first-bytes, head and body
+ * timeouts, the HTTP/2 guard and the drain hold alike over TLS and cleartext.
  *
  * The peek uses `once("readable")` + `read()` + `unshift()`: attaching a
  * 'data' listener would switch the socket to flowing mode and break HTTP/2.
  */
-export function servePort(app: App, tls: boolean, options: OnePortOptions = {}): OnePortServer {
+export function servePort(app: App, options: OnePortOptions = {}): OnePortServer {
   const h2 = app.server;
-  // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones (over
-  // TLS, the secure server's allowHTTP1 hands it both); its types know only
-  // the server the app was built on. This hand-over is the one place that
-  // says otherwise, hence the cast.
+  // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones; its
+  // types know only the server the app was built on. This hand-over is the
+  // one place that says otherwise, hence the cast.
   const routeHttp1 = app.routing as unknown as (req: IncomingMessage, res: ServerResponse) => void;
   // When each HTTP/1.1 connection last finished a response (or connected):
   // the drain closes only connections idle for DRAIN_IDLE_MS.
-  const idleSince = new WeakMap<Socket, number>();
+  const idleSince = new Map<Socket, number>();
+  // Answers not yet begun: a drain makes them say `Connection: close` too.
+  const pending = new Set<ServerResponse>();
+  let draining = false;
   const h1: Http1Server = createHttp1Server(
     {
       maxHeaderSize: MAX_HEADER_BYTES,
@@ -76,20 +84,28 @@ export function servePort(app: App, tls: boolean, options: OnePortOptions = {}):
     (req, res) => {
       const socket = req.socket;
       idleSince.delete(socket);
-      res.once("close", () => idleSince.set(socket, performance.now()));
+      // Every HTTP/1.1 answer of a drain says `Connection: close`, and Node
+      // closes the connection after it.
+      if (draining) res.shouldKeepAlive = false;
+      else pending.add(res);
+      res.once("close", () => {
+        pending.delete(res);
+        if (!socket.destroyed) idleSince.set(socket, performance.now());
+      });
       routeHttp1(req, res);
     },
   );
-  h1.on("connection", (socket: Socket) => idleSince.set(socket, performance.now()));
+  h1.on("connection", (socket: Socket) => {
+    idleSince.set(socket, performance.now());
+    socket.once("close", () => idleSince.delete(socket));
+  });
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
   // headersTimeout / requestTimeout are never enforced.
   h1.emit("listening");
   // Requests Node's parser refuses (a head over the limit, bytes that are
-  // not HTTP) get problem+json too; with TLS, HTTP/1.1 is the h2 server's.
+  // not HTTP) get problem+json too.
   h1.on("clientError", answerClientError);
-  if (tls) h2.on("clientError", answerClientError);
-  const sockets = new Set<Socket>();
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
@@ -98,16 +114,30 @@ export function servePort(app: App, tls: boolean, options: OnePortOptions = {}):
   });
   h2.on("stream", cutOffUnfinished);
 
+  const handOver = (socket: Socket) =>
+    route(socket, (http2) => (http2 ? h2 : h1).emit("connection", socket));
+  const tls = options.tls
+    ? createTlsServer(
+        {
+          cert: readFileSync(options.tls.certFile),
+          key: readFileSync(options.tls.keyFile),
+          ALPNProtocols: ["h2", "http/1.1"],
+          // A client that never finishes its handshake is dropped as one that never speaks.
+          handshakeTimeout: FIRST_BYTES_TIMEOUT_MS,
+        },
+        (socket: TLSSocket) => handOver(socket),
+      )
+    : undefined;
+  tls?.on("tlsClientError", (_err, socket) => socket.destroy());
+
+  const sockets = new Set<Socket>();
   // No Nagle delay on small writes: Node's HTTP/1.1 server asks for it as it
   // accepts a socket, which here the front server does (HTTP/2 sets its own).
   const server = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
-    if (tls) {
-      h2.emit("connection", socket);
-      return;
-    }
-    route(socket, h2, h1);
+    if (tls) tls.emit("connection", socket);
+    else handOver(socket);
   });
 
   // A flood of connections is refused at once, before descriptors run out.
@@ -125,20 +155,17 @@ export function servePort(app: App, tls: boolean, options: OnePortOptions = {}):
       }),
     async close(timeoutMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      draining = true;
+      for (const res of pending) if (!res.headersSent) res.shouldKeepAlive = false;
       // GOAWAY: HTTP/2 clients open no new stream here; open ones finish.
       for (const session of sessions) session.close();
-      // Every HTTP/1.1 answer from now on says `Connection: close`, and Node
-      // closes the connection after it. First among the listeners: a handler
-      // may answer at once, and a header set after that throws ERR_HTTP_HEADERS_SENT.
-      h1.prependListener("request", (_req, res) => res.setHeader("connection", "close"));
       // Idle keep-alive connections are closed only once idle for a while: a
       // client reusing one right now would get a reset, so it gets its answer
       // with `Connection: close` instead.
       const idleSweep = setInterval(() => {
         const now = performance.now();
-        for (const socket of sockets) {
-          const since = idleSince.get(socket);
-          if (since !== undefined && now - since >= DRAIN_IDLE_MS) socket.destroySoon();
+        for (const [socket, since] of idleSince) {
+          if (now - since >= DRAIN_IDLE_MS) socket.destroySoon();
         }
       }, 100);
       await waitUntil(() => sockets.size === 0, timeoutMs);
@@ -180,7 +207,12 @@ function cutOffUnfinished(
 /** Paths whose requests last as long as the conversation (bidirectional streams). */
 const LONG_REQUESTS = "/grpc.reflection.";
 
-function route(socket: Socket, h2: Http2Server, h1: Http1Server) {
+/**
+ * Waits for a connection's first bytes (dropping it if none come within
+ * FIRST_BYTES_TIMEOUT_MS), then hands it over: `http2` if they are the
+ * HTTP/2 preface.
+ */
+function route(socket: Socket, handOver: (http2: boolean) => void) {
   let head = Buffer.alloc(0);
   const drop = () => socket.destroy();
   socket.on("error", drop);
@@ -196,8 +228,7 @@ function route(socket: Socket, h2: Http2Server, h1: Http1Server) {
     socket.off("error", drop);
     socket.setTimeout(0);
     socket.unshift(head);
-    const isHttp2 = head.subarray(0, PREFACE.length).equals(PREFACE);
-    (isHttp2 ? h2 : h1).emit("connection", socket);
+    handOver(head.subarray(0, PREFACE.length).equals(PREFACE));
   };
   socket.once("readable", onReadable);
 }

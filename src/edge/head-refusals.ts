@@ -3,8 +3,8 @@ import { Code } from "@connectrpc/connect";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { type Problem, titleOf } from "../rest/problem.js";
 import { codeName } from "../rpc/connect-code.js";
-import { type Problem, titleOf } from "./problem.js";
 
 /**
  * Refusals of a request head, before any route: problem+json like every

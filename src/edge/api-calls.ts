@@ -1,0 +1,87 @@
+import { ConnectError } from "@connectrpc/connect";
+import type { App, AppReply, AppRequest } from "../app-server.js";
+import type { Authenticator } from "../auth/authenticator.js";
+import type { Admission } from "../ops/admission.js";
+import { recordOutcome } from "../ops/outcome.js";
+import type { RefusalPace } from "../ops/refusal-pace.js";
+import { type Call, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
+import { answerEarly } from "./early-answer.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The API call of this request (edge/api-calls.ts); null outside the API's scopes. */
+    call: Call | null;
+    /** Who calls, for fair admission: the token's user, or the client's address. */
+    callerKey: string;
+  }
+}
+
+export interface ApiCallOptions {
+  authenticator: Authenticator;
+  admission: Admission;
+  /** REQUEST_TIMEOUT_MS: the longest a call may take, unless the client says less. */
+  requestTimeoutMs: number;
+  /** How refusals are paced, per caller. */
+  pace: RefusalPace;
+}
+
+/** Gives every request the call fields (on the root, before any route). */
+export function decorateCalls(app: App): void {
+  app.decorateRequest("call", null);
+  app.decorateRequest("callerKey", "");
+}
+
+/**
+ * What every API call gets, REST and RPC alike, from one place: its one
+ * deadline (`grpc-timeout`, `connect-timeout-ms` or REQUEST_TIMEOUT_MS,
+ * whichever is first) and its signal, answered here if it passes while the
+ * request is still arriving; then, before the body is read, the caller
+ * (the token's user, or the client's address without a valid token) and
+ * the door: a call without a valid token, or one that admission would
+ * refuse (the caller over its share, or the queue full), is answered at
+ * once, or held first if that caller keeps being refused. Register in each
+ * API scope.
+ */
+export function apiCalls(scope: App, options: ApiCallOptions): void {
+  const { authenticator, admission, requestTimeoutMs, pace } = options;
+  scope.addHook("onRequest", async (request, reply) => {
+    request.call = startCall(
+      reply.raw,
+      callTimeoutMs(request.headers, requestTimeoutMs),
+      // Still arriving: nothing else will answer it (a handler that has the
+      // request races the same signal and answers itself).
+      () => {
+        if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded());
+      },
+    );
+    let refusal: unknown;
+    try {
+      const userId = await authenticator.authenticate(request.headers.authorization);
+      recordOutcome(request, { userId });
+      request.callerKey = `user:${userId}`;
+    } catch (err) {
+      refusal = err;
+      request.callerKey = `address:${request.ip}`;
+    }
+    refusal ??= admission.door(request.callerKey);
+    if (refusal === undefined) return;
+    await refuse(request, reply, refusal);
+    return reply;
+  });
+  async function refuse(request: AppRequest, reply: AppReply, err: unknown) {
+    const holdMs = pace.holdMs(request.callerKey);
+    if (holdMs > 0) {
+      const call = request.call;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(holdMs, call ? call.remainingMs() : holdMs));
+        function done() {
+          clearTimeout(timer);
+          call?.signal.removeEventListener("abort", done);
+          resolve();
+        }
+        call?.signal.addEventListener("abort", done, { once: true });
+      });
+    }
+    answerEarly(request, reply, ConnectError.from(err));
+  }
+}

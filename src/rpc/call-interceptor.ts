@@ -1,0 +1,46 @@
+import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { type Call, detachedCall } from "../edge/call.js";
+import type { Admission } from "../ops/admission.js";
+import { userIdKey } from "./auth-interceptor.js";
+
+/**
+ * The call of the request (edge/api-calls.ts), set by server.ts: its one
+ * deadline and its signal, which handlers hand to the use cases. Without the
+ * edge (`createRouterTransport`), `callInterceptor` makes one.
+ */
+export const callKey = createContextKey<Call | undefined>(undefined, {
+  description: "the API call of the request",
+});
+
+/**
+ * Runs a unary call in its admission slot and within its deadline: the
+ * slot is taken once the token is verified and the request read (put it
+ * last), waits until the deadline or until the client leaves, and is held
+ * until the handler's work has stopped; the call is answered at its
+ * deadline (`deadline_exceeded`) even if that work is still stopping.
+ * Streams are not admitted here.
+ */
+export function callInterceptor(admission: Admission, requestTimeoutMs: number): Interceptor {
+  return (next) => async (req) => {
+    if (req.stream) return next(req);
+    const edge = req.contextValues.get(callKey);
+    const call = edge ?? detachedCall(req.signal, requestTimeoutMs);
+    if (edge === undefined) req.contextValues.set(callKey, call);
+    const user = req.contextValues.get(userIdKey);
+    try {
+      return await admission.run(
+        { signal: call.signal, kind: req.method.name, key: user === "" ? "" : `user:${user}` },
+        () => next(req),
+      );
+    } finally {
+      if (edge === undefined) call.end();
+    }
+  };
+}
+
+/** The signal of a handler's call: what it hands to the use case. */
+export function callSignal(values: ContextValues): AbortSignal {
+  return values.get(callKey)?.signal ?? NEVER;
+}
+
+const NEVER = new AbortController().signal;
