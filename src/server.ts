@@ -59,12 +59,6 @@ import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
 import { userIdKey } from "./rpc/auth-interceptor.js";
 import { callKey } from "./rpc/call-interceptor.js";
-import {
-  checkRequestMessage,
-  unparsedMessage,
-  unparsedMessageInterceptor,
-  unparsedMessageKey,
-} from "./rpc/message-check.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
 import {
@@ -198,8 +192,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
         })
         .set(callKey, req.call ?? undefined)
         .set(userIdKey, req.userId)
-        .set(connectionKey, connectionOf(req.raw))
-        .set(unparsedMessageKey, unparsedMessage(req.raw)),
+        .set(connectionKey, connectionOf(req.raw)),
     readMaxBytes: MAX_BODY_BYTES,
     compressMinBytes: COMPRESS_MIN_BYTES,
     jsonOptions: STRICT_JSON_OPTIONS,
@@ -239,14 +232,12 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       ],
     },
   ];
-  const checkMessage = checkRequestMessage(services, MAX_BODY_BYTES);
   for (const group of rpcGroups) {
-    const interceptors = [unparsedMessageInterceptor(), ...group.interceptors];
+    const { interceptors } = group;
     // The Connect plugin replaces every content-type parser of its scope:
     // each group in a scope of its own, never wrapped in fastify-plugin.
     await app.register(async (scope: App) => {
       if (group === practice) apiCalls(scope, edge);
-      scope.addHook("preHandler", checkMessage);
       await scope.register(fastifyConnectPlugin, {
         ...rpcOptions,
         routes: group.routes,

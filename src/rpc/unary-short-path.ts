@@ -335,7 +335,7 @@ async function decompress(
 
 /**
  * A binary request message. One that does not parse is the caller's fault
- * (`invalid_argument`), as on Connect's route (message-check.ts).
+ * (`invalid_argument`), as on Connect's route (patches/@connectrpc+connect+*.patch).
  */
 function parseBinary(call: Call, bytes: Uint8Array) {
   try {

@@ -55,9 +55,10 @@ export interface TestService {
 
 /**
  * Admission limits that admit every caller of the race and fault suites (up
- * to 1,000 at once): the service's own, for a pool of 10.
+ * to 1,000 at once, one user's included): the service's own for a pool of
+ * 10, with no bound on one caller's waiting calls (races are one user's).
  */
-export const RACE_ADMISSION = admissionLimits(10);
+export const RACE_ADMISSION = { ...admissionLimits(10), maxQueuedPerKey: 1000 };
 
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */

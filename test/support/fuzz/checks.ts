@@ -72,7 +72,7 @@ export function checkRest(world: FuzzWorld, r: RestRequest, { res, text }: Answe
  * not this service (see docs/reliability.md): `unimplemented` (501) for a
  * request compression it does not support, as the Connect protocol
  * prescribes. (A body that is not valid protobuf, which connect-es calls
- * `internal`, is `invalid_argument` here: rpc/message-check.ts.)
+ * `internal`, is `invalid_argument` here: patches/@connectrpc+connect+2.2.0.patch.)
  */
 const KNOWN_5XX = [
   {

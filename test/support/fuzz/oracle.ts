@@ -43,11 +43,12 @@ export function expectedConnectList(r: ConnectList): string | string[] {
     r.headers["connect-protocol-version"] !== undefined
   )
     return ["invalid_argument", "unauthenticated", "ok", "not_found", "deadline_exceeded"];
+  // A call without a valid token is refused before its request is read.
+  if (r.auth !== "valid") return "unauthenticated";
   const fields = [r.status.check, r.limit.check, r.cursor.check];
   if (r.quizAs === "number" || r.quizAs === "array" || fields.includes("parse")) {
     return "invalid_argument";
   }
-  if (r.auth !== "valid") return "unauthenticated";
   if (fields.includes("app")) return "invalid_argument";
   const quizOk =
     r.quizAs === "string" && (r.quiz.kind === "live" || r.quiz.kind === "no-questions");
@@ -56,7 +57,7 @@ export function expectedConnectList(r: ConnectList): string | string[] {
 
 /** The Connect code of a Connect StartSession call (JSON, garbage or binary body). */
 export function expectedConnectStart(r: ConnectStart): string | string[] {
-  if (r.auth !== "valid") return ["unauthenticated", "invalid_argument"];
+  if (r.auth !== "valid") return "unauthenticated";
   if (r.shape !== "json") return ["invalid_argument", "not_found", "ok", "failed_precondition"];
   if (r.quiz.kind === "live") return "ok";
   if (r.quiz.kind === "no-questions") return "failed_precondition";
