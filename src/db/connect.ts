@@ -191,19 +191,31 @@ function limitQueryTime(
   kill: (threadId: number) => void,
 ): void {
   const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+  // Once destroyed here, mysql2 never answers the commands queued on the
+  // connection (its rollback, say): they fail at once instead.
+  let destroyed: unknown;
   connection.query = ((...args: unknown[]) => {
     const callback = args.at(-1);
     if (typeof callback !== "function") return query(...args);
+    if (destroyed !== undefined) {
+      process.nextTick(callback, destroyed);
+      return undefined;
+    }
     const signal = statementSignal();
     const sql = typeof args[0] === "string" ? args[0] : String((args[0] as { sql?: string })?.sql);
     const stoppable = signal !== undefined && !endsTransaction(sql);
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const stop = (err: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (stoppable) signal.removeEventListener("abort", onAbort);
       const threadId = connection.threadId;
+      destroyed = Object.assign(new Error("the connection was closed: its statement was stopped"), {
+        code: "PROTOCOL_CONNECTION_LOST",
+        fatal: true,
+      });
       connection.destroy();
       if (threadId !== null && threadId !== undefined) kill(threadId);
       callback(err);
@@ -213,7 +225,7 @@ function limitQueryTime(
       onAbort();
       return undefined;
     }
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       stop(
         Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
           code: "PROTOCOL_SEQUENCE_TIMEOUT",

@@ -31,6 +31,8 @@ export interface TestService {
   proxy: TcpProxy | undefined;
   /** The service's own database handle (through the proxy, if any): its pool, as users use it. */
   serviceDb: TestDatabase["db"];
+  /** The mysql2 pool under `serviceDb`; none for SQLite. */
+  servicePool: TestDatabase["pool"];
   /** The service's health state (drain it with `startDraining()`). */
   health: HealthMonitor;
   /** The service's clock: starts at the real time, moves only when told. */
@@ -147,6 +149,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     db: database.db,
     proxy,
     serviceDb: db,
+    servicePool: pool,
     health,
     clock,
     baseUrl,
