@@ -204,6 +204,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     admission,
     requestTimeoutMs,
     pace: new RefusalPace(),
+    restAnswer: sendProblem,
   };
   const practice = practiceRpc({
     sessions,

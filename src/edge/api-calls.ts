@@ -5,7 +5,7 @@ import type { Admission } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
 import { type Call, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
-import { answerEarly } from "./early-answer.js";
+import { answerEarly, type RestAnswer } from "./early-answer.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -23,6 +23,8 @@ export interface ApiCallOptions {
   requestTimeoutMs: number;
   /** How refusals are paced, per caller. */
   pace: RefusalPace;
+  /** How a REST call's refusal is written (problem+json). */
+  restAnswer: RestAnswer;
 }
 
 /** Gives every request the call fields (on the root, before any route). */
@@ -43,7 +45,7 @@ export function decorateCalls(app: App): void {
  * API scope.
  */
 export function apiCalls(scope: App, options: ApiCallOptions): void {
-  const { authenticator, admission, requestTimeoutMs, pace } = options;
+  const { authenticator, admission, requestTimeoutMs, pace, restAnswer } = options;
   scope.addHook("onRequest", async (request, reply) => {
     request.call = startCall(
       reply.raw,
@@ -51,7 +53,7 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
       // Still arriving: nothing else will answer it (a handler that has the
       // request races the same signal and answers itself).
       () => {
-        if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded());
+        if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded(), restAnswer);
       },
     );
     let refusal: unknown;
@@ -82,6 +84,6 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
         call?.signal.addEventListener("abort", done, { once: true });
       });
     }
-    answerEarly(request, reply, ConnectError.from(err));
+    answerEarly(request, reply, ConnectError.from(err), restAnswer);
   }
 }

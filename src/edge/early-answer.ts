@@ -1,10 +1,12 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { Code, type ConnectError } from "@connectrpc/connect";
+import { codeHttpStatus, codeName } from "../app/connect-codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
-import { sendProblem } from "../rest/problem.js";
-import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
+
+/** How the REST gateway answers an error (rest/problem.ts `sendProblem`). */
+export type RestAnswer = (reply: AppReply, err: unknown) => unknown;
 
 /**
  * Answers a call before its handler has it (refused at the door, or its
@@ -13,10 +15,15 @@ import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
  * error JSON with the HTTP status of the code, REST problem+json. A call
  * already answered, or whose client has gone, gets nothing more.
  */
-export function answerEarly(request: AppRequest, reply: AppReply, err: ConnectError): void {
+export function answerEarly(
+  request: AppRequest,
+  reply: AppReply,
+  err: ConnectError,
+  rest: RestAnswer,
+): void {
   if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
   if (!request.routeOptions.config.rpc) {
-    sendProblem(reply, err);
+    rest(reply, err);
     return;
   }
   recordOutcome(request, { code: codeName(err.code) });

@@ -1,10 +1,10 @@
 import type { Duplex } from "node:stream";
 import { Code } from "@connectrpc/connect";
+import { codeName } from "../app/connect-codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";
-import { type Problem, titleOf } from "../rest/problem.js";
-import { codeName } from "../rpc/connect-code.js";
+import { type Problem, problem } from "./problem-json.js";
 
 /**
  * Refusals of a request head, before any route: problem+json like every
@@ -17,18 +17,18 @@ const TOO_LARGE = `the request line and headers are larger than ${MAX_HEADER_BYT
 function refusalOf(code: string | undefined): Problem {
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return problem(431, Code.ResourceExhausted, TOO_LARGE);
+      return refusal(431, Code.ResourceExhausted, TOO_LARGE);
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return problem(413, Code.ResourceExhausted, "the chunk extensions are too large");
+      return refusal(413, Code.ResourceExhausted, "the chunk extensions are too large");
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return problem(408, Code.DeadlineExceeded, "the request did not arrive in time");
+      return refusal(408, Code.DeadlineExceeded, "the request did not arrive in time");
     default:
-      return problem(400, Code.InvalidArgument, "the request is not valid HTTP/1.1");
+      return refusal(400, Code.InvalidArgument, "the request is not valid HTTP/1.1");
   }
 }
 
-function problem(status: number, code: Code, detail: string): Problem {
-  return { type: "about:blank", title: titleOf(status), status, detail, code: codeName(code) };
+function refusal(status: number, code: Code, detail: string): Problem {
+  return problem(status, codeName(code), detail);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
-import { titleOf, UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
+import { titleOf } from "../edge/problem-json.js";
+import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
   AnswerConflictProblem,
   AnswerResult,

@@ -1,41 +1,11 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { codeHttpStatus, codeName } from "../app/connect-codes.js";
 import { AnswerConflict } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
+import { type Problem, problem } from "../edge/problem-json.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
-import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
 import { answerToJson } from "./json.js";
-import type { AnswerJson } from "./schemas.js";
-
-/** An RFC 9457 problem document, plus the Connect code of the error. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  code: string;
-  /** A 409 `already_exists` of an answer: the answer the question has, which stands. */
-  stored_answer?: AnswerJson;
-}
-
-const TITLES: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  408: "Request Timeout",
-  409: "Conflict",
-  413: "Content Too Large",
-  415: "Unsupported Media Type",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  499: "Client Closed Request",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
 
 /** The detail of a 415: what to send instead (never the type that was sent). */
 export const UNSUPPORTED_MEDIA_TYPE =
@@ -74,15 +44,6 @@ export function toProblem(err: unknown): Problem {
     return problem(status, codeName(code), err.message);
   }
   return problem(500, codeName(Code.Internal), "internal error");
-}
-
-function problem(status: number, code: string, detail: string): Problem {
-  return { type: "about:blank", title: titleOf(status), status, detail, code };
-}
-
-/** The problem `title` of an HTTP status: its reason phrase. */
-export function titleOf(status: number): string {
-  return TITLES[status] ?? "Error";
 }
 
 /** Sends `err` as application/problem+json. */

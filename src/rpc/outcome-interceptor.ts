@@ -1,6 +1,6 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { codeHttpStatus, codeName } from "../app/connect-codes.js";
 import { userIdKey } from "./auth-interceptor.js";
-import { codeHttpStatus, codeName } from "./connect-code.js";
 
 /** Where a call's outcome (Connect code and user) goes, for the request log and metrics. */
 export interface CallOutcome {

@@ -1,7 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-connect";
 import { describe, expect, it } from "vitest";
-import { codeHttpStatus, codeName } from "./connect-code.js";
+import { codeHttpStatus, codeName } from "./connect-codes.js";
 
 describe("Connect codes", () => {
   const codes = Object.values(Code).filter((c): c is Code => typeof c === "number");
