@@ -105,6 +105,88 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
     }
   }, 30_000);
 
+  it("three presses of Ctrl-C 300 ms apart force the exit at the third, with a request held open", async () => {
+    const svc = await startService({});
+    const socket = heldOpen(svc.port);
+    try {
+      await sleep(300);
+      svc.child.kill("SIGINT");
+      await seen(svc.out, /"msg":"shutting down"/);
+      await sleep(300);
+      svc.child.kill("SIGINT");
+      await sleep(300);
+      const t0 = performance.now();
+      svc.child.kill("SIGINT");
+      const code = await svc.exit;
+      const ms = performance.now() - t0;
+      reportFigures("three SIGINTs 300 ms apart", { code, ms: Math.round(ms) });
+      // Bounded, not a speed target: without the forced exit the drain waits out the request.
+      expect(ms).toBeLessThan(1000);
+      expect(code).not.toBe(0);
+      expect(svc.out()).toMatch(/"msg":"forced exit"/);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
+
+  it("a signal twice within a few milliseconds (npm forwarding it) counts once, even pressed again", async () => {
+    const svc = await startService({});
+    const socket = heldOpen(svc.port);
+    try {
+      await sleep(300);
+      // What a terminal's Ctrl-C under npm delivers: one from the terminal, one from npm.
+      svc.child.kill("SIGINT");
+      svc.child.kill("SIGINT");
+      await seen(svc.out, /"msg":"shutting down"/);
+      await sleep(300);
+      svc.child.kill("SIGINT");
+      svc.child.kill("SIGINT");
+      await seen(svc.out, /"msg":"already shutting down/);
+      await sleep(300);
+      expect(svc.child.exitCode).toBeNull();
+      expect(svc.out()).not.toMatch(/"msg":"forced exit"/);
+      svc.child.kill("SIGINT");
+      svc.child.kill("SIGINT");
+      expect(await svc.exit).not.toBe(0);
+      expect(svc.out()).toMatch(/"msg":"forced exit"/);
+    } finally {
+      socket.destroy();
+    }
+  }, 30_000);
+
+  it("a stop while it waits for the database ends the wait at once, exit 0", async () => {
+    // Nothing listens on port 9 of 127.0.0.1: the service keeps retrying.
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: serviceEnv({
+        DATABASE_URL: "mysql://root@127.0.0.1:9/practice_never",
+        NODE_ENV: "production",
+        PRACTICE_PAGE: "off",
+      }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    children.push(child);
+    let out = "";
+    child.stdout?.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr?.on("data", (chunk) => {
+      out += chunk;
+    });
+    const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    // tsx compiles the entry first: slow on a busy machine.
+    await seen(() => out, /keep trying/, 30_000);
+    const t0 = performance.now();
+    child.kill("SIGTERM");
+    const code = await exit;
+    const ms = performance.now() - t0;
+    reportFigures("a stop during the database wait", { code, ms: Math.round(ms) });
+    expect(code).toBe(0);
+    // Bounded, not a speed target: the wait would go on for DATABASE_WAIT.
+    expect(ms).toBeLessThan(2000);
+    expect(out).toMatch(/"msg":"stopped before it started"/);
+    expect(out).not.toMatch(/cannot reach the database/);
+  }, 60_000);
+
   it("a drain past SHUTDOWN_TIMEOUT_MS cuts what is left and exits non-zero", async () => {
     const svc = await startService({ SHUTDOWN_TIMEOUT_MS: "300", REQUEST_TIMEOUT_MS: "60000" });
     // A write in flight that cannot finish: another process holds the file.
