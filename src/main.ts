@@ -1,3 +1,5 @@
+// First: refuses a Node too old before anything native loads.
+import "./ops/node-version.js";
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
