@@ -116,6 +116,7 @@ async function main() {
   // Probes on a connection of their own; migrations checked once, here.
   await stop.checkpoint();
   const health = new HealthMonitor(database.db, { probe: database.probe });
+  health.start();
   if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const metrics = new Metrics(database.pool);
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
