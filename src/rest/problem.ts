@@ -5,6 +5,7 @@ import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
 import { answerToJson } from "./json.js";
+import { MethodNotAllowed } from "./method-not-allowed.js";
 import type { AnswerJson } from "./schemas.js";
 
 /** An RFC 9457 problem document, plus the Connect code of the error. */
@@ -53,6 +54,9 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);
     return problem(status, codeName(err.code), err.rawMessage);
+  }
+  if (err instanceof MethodNotAllowed) {
+    return problem(405, codeName(Code.Unimplemented), err.message);
   }
   // Fastify's handlerTimeout (REQUEST_TIMEOUT_MS) answers 503 by itself;
   // it is the request's deadline, as for the RPCs.
