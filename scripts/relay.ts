@@ -69,7 +69,7 @@ runEntry(
       db: database.db,
       target: nats,
       logger,
-      metrics: new OutboxMetrics(metrics.registry, database.db),
+      metrics: new OutboxMetrics(metrics.registry, database.opsDb),
       batchSize: loaded.events.batchSize,
       leaseMs: loaded.events.leaseMs,
     });

@@ -119,7 +119,8 @@ async function main() {
   health.start();
   if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const metrics = new Metrics(database.pool);
-  const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
+  // Scrapes read on a connection of their own, never waiting behind users.
+  const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
   const app = await buildServer({
     admission: new Admission(admissionLimits(config.maxInFlight, config.adaptiveAdmission)),
     db: database.db,
