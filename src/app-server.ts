@@ -18,6 +18,7 @@ import type {
   RouteGenericInterface,
 } from "fastify";
 import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from "./limits.js";
+import { NGHTTP2_RESET_LIMIT } from "./ops/http2-guard.js";
 
 /**
  * The Node server under the app: HTTP/2 in cleartext (h2c; one-port.ts puts
@@ -62,6 +63,8 @@ export function createAppServer(
   tls: TlsFiles | undefined,
 ): AppServer {
   const options: ServerOptions = {
+    // ops/http2-guard.ts answers rapid reset, with ENHANCE_YOUR_CALM.
+    ...NGHTTP2_RESET_LIMIT,
     settings: {
       maxHeaderListSize: MAX_HEADER_BYTES,
       // Node advertises no limit by default (2^32-1 streams on one connection).

@@ -15,6 +15,15 @@ export interface ResetBudget {
  */
 export const RESET_BUDGET: ResetBudget = { burst: 200, perSecond: 20 };
 
+/**
+ * nghttp2's own reset limit (Node's `streamResetBurst` / `streamResetRate`,
+ * default 1,000 and 33/s) ends a session with GOAWAY INTERNAL_ERROR, within
+ * one read, before the 'stream' events of that read reach the guard below. Set
+ * far above RESET_BUDGET, it stays a backstop and the guard answers first, with
+ * the code that says why: one 64 KiB read holds at most about 2,900 resets.
+ */
+export const NGHTTP2_RESET_LIMIT = { streamResetBurst: 10_000, streamResetRate: 1_000 };
+
 /** How long streams in flight get after a GOAWAY for abuse. */
 const GOAWAY_GRACE_MS = 1000;
 
@@ -29,7 +38,8 @@ export function guardHttp2Session(session: Http2Session, budget: ResetBudget = R
   let last = performance.now();
   let closing = false;
   const onReset = () => {
-    if (closing) return;
+    // nghttp2 may have ended the session itself: goaway() would throw.
+    if (closing || session.destroyed || session.closed) return;
     const now = performance.now();
     allowance = Math.min(budget.burst, allowance + ((now - last) / 1000) * budget.perSecond);
     last = now;
@@ -44,6 +54,9 @@ export function guardHttp2Session(session: Http2Session, budget: ResetBudget = R
   };
   session.on("stream", (stream: ServerHttp2Stream) => {
     // 'aborted': the peer reset the stream before the server ended its side.
-    stream.once("aborted", onReset);
+    // A stream reset in the same read as its HEADERS is aborted already when
+    // 'stream' is emitted: count it too.
+    if (stream.aborted) onReset();
+    else stream.once("aborted", onReset);
   });
 }
