@@ -63,7 +63,10 @@ async function main() {
   stop.closeOnStop(() => database.close());
   if (config.migrateOnStart) {
     // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
-    const applied = await migrateToLatest(database.db).catch(async (err: unknown) => {
+    // A stop ends a wait for another replica's migration, never one under way.
+    const lock = { signal: stop.signal };
+    const applied = await migrateToLatest(database.db, lock).catch(async (err: unknown) => {
+      await stop.checkpoint();
       await database.close();
       throw err;
     });

@@ -1,12 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { connect as netConnect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createConnection } from "mysql2/promise";
 import { afterAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
-import { testStore } from "../support/database.js";
+import { MIGRATION_LOCK_TABLE } from "../../src/db/migration-lock.js";
+import { testServerUrl, testStore } from "../support/database.js";
 import { listeningPort, serviceEnv } from "../support/listening.js";
 import { reportFigures } from "../support/reliability.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -172,7 +175,9 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
     child.stderr?.on("data", (chunk) => {
       out += chunk;
     });
-    const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const exit = new Promise<number | null>((resolve) =>
+      child.once("exit", (code) => resolve(code)),
+    );
     // tsx compiles the entry first: slow on a busy machine.
     await seen(() => out, /keep trying/, 30_000);
     const t0 = performance.now();
@@ -224,4 +229,70 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
       other.close();
     }
   }, 30_000);
+});
+
+describe.skipIf(testStore() === "sqlite")("a stop during start-up on MySQL", () => {
+  it("a stop while another replica holds the migration lock ends the wait at once, exit 0, nothing migrated", async () => {
+    const server = new URL(testServerUrl());
+    const name = `practice_stopwait_${randomBytes(5).toString("hex")}`;
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    // A connection with no default database: the processlist rows on `name` are the service's.
+    const admin = await createConnection({ uri: server.toString() });
+    try {
+      await admin.query(`CREATE DATABASE \`${name}\``);
+      await admin.query(`CREATE TABLE \`${name}\`.${MIGRATION_LOCK_TABLE} (
+        id VARCHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY,
+        holder CHAR(36) CHARACTER SET ascii NOT NULL,
+        expires_at DATETIME(3) NOT NULL) ENGINE=InnoDB`);
+      await admin.query(
+        `INSERT INTO \`${name}\`.${MIGRATION_LOCK_TABLE} VALUES ('migrate', 'another-replica', UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)`,
+      );
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        env: serviceEnv({
+          DATABASE_URL: url.toString(),
+          NODE_ENV: "production",
+          PRACTICE_PAGE: "off",
+        }),
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      children.push(child);
+      let out = "";
+      child.stdout?.on("data", (chunk) => {
+        out += chunk;
+      });
+      const exit = new Promise<number | null>((resolve) =>
+        child.once("exit", (code) => resolve(code)),
+      );
+      // Waiting on the lock: the service has connections on the database.
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const [rows] = await admin.query(
+          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ?",
+          [name],
+        );
+        if (Number((rows as { n: number }[])[0]?.n) > 0) break;
+        if (Date.now() > deadline) throw new Error(`never connected:\n${out}`);
+        await sleep(100);
+      }
+      await sleep(500);
+      const t0 = performance.now();
+      child.kill("SIGTERM");
+      const code = await exit;
+      const ms = performance.now() - t0;
+      reportFigures("a stop while waiting for the migration lock", { code, ms: Math.round(ms) });
+      expect(code).toBe(0);
+      // Bounded, not a speed target: the lock wait would go on for minutes.
+      expect(ms).toBeLessThan(2000);
+      expect(out).toMatch(/"msg":"stopped before it started"/);
+      const [tables] = await admin.query(
+        "SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'practice_sessions'",
+        [name],
+      );
+      expect(Number((tables as { n: number }[])[0]?.n)).toBe(0);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await admin.end();
+    }
+  }, 60_000);
 });
