@@ -78,7 +78,9 @@ describe.skipIf(testStore() === "mysql")("the build", () => {
           const lines = refused.stderr.split("\n").filter((l) => l.trim() !== "");
           expect(refused.code, refused.stderr).toBe(1);
           expect(lines, refused.stderr).toHaveLength(1);
-          expect(lines[0]).toMatch(/needs Node\.js 22 or later \(24 recommended\).*this is Node 2\d\..*npm start/);
+          expect(lines[0]).toMatch(
+            /needs Node\.js 22 or later \(24 recommended\).*this is Node 2\d\..*npm start/,
+          );
           expect(refused.stdout).toBe("");
         }
       }
