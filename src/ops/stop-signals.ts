@@ -58,7 +58,10 @@ export function stopOnSignals({ logger, forceAfterMs }: StopOptions): Stop {
   let lastCountedAt = Number.NEGATIVE_INFINITY;
   let endingStart: Promise<never> | undefined;
 
+  let forcing = false;
   const forceLater = () => {
+    if (forcing) return;
+    forcing = true;
     const force = setTimeout(() => {
       logger.error({ forceAfterMs }, "shutdown took too long: exiting");
       process.exit(1);
