@@ -17,8 +17,12 @@ import type {
   FastifyServerFactoryHandler,
   RouteGenericInterface,
 } from "fastify";
-import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from "./limits.js";
-import { NGHTTP2_RESET_LIMIT } from "./ops/http2-guard.js";
+import {
+  HTTP2_SESSION_IDLE_MS,
+  MAX_CONCURRENT_STREAMS,
+  MAX_HEADER_BYTES,
+  NGHTTP2_RESET_LIMIT,
+} from "./limits.js";
 
 /**
  * The Node server under the app: HTTP/2 in cleartext (h2c; one-port.ts puts

@@ -15,15 +15,6 @@ export interface ResetBudget {
  */
 export const RESET_BUDGET: ResetBudget = { burst: 200, perSecond: 20 };
 
-/**
- * nghttp2's own reset limit (Node's `streamResetBurst` / `streamResetRate`,
- * default 1,000 and 33/s) ends a session with GOAWAY INTERNAL_ERROR, within
- * one read, before the 'stream' events of that read reach the guard below. Set
- * far above RESET_BUDGET, it stays a backstop and the guard answers first, with
- * the code that says why: one 64 KiB read holds at most about 2,900 resets.
- */
-export const NGHTTP2_RESET_LIMIT = { streamResetBurst: 10_000, streamResetRate: 1_000 };
-
 /** How long streams in flight get after a GOAWAY for abuse. */
 const GOAWAY_GRACE_MS = 1000;
 

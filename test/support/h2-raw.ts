@@ -102,9 +102,10 @@ function h2Frame(type: number, flags: number, streamId: number, payload: Buffer)
 /**
  * A rapid-reset flood as a raw client sends it, in one write: the preface,
  * then `streams` × (HEADERS of `POST /`, RST_STREAM CANCEL). Resolves with
- * the error codes of the GOAWAY frames the server sent within `ms`.
+ * the error codes of the GOAWAY frames the server sent before it closed the
+ * connection (or within `ms`).
  */
-export async function rawResetFlood(port: number, streams: number, ms = 1500): Promise<number[]> {
+export async function rawResetFlood(port: number, streams: number, ms = 10_000): Promise<number[]> {
   const socket = netConnect(port, "127.0.0.1");
   socket.on("error", () => {});
   // HPACK, static table: :method POST, :scheme http, :path /, :authority "x".
@@ -130,8 +131,11 @@ export async function rawResetFlood(port: number, streams: number, ms = 1500): P
       pending = pending.subarray(9 + length);
     }
   });
+  const closed = new Promise((resolve) => socket.once("close", resolve));
   socket.write(Buffer.concat(frames));
-  await new Promise((resolve) => setTimeout(resolve, ms));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
   socket.destroy();
   return goaways;
 }
