@@ -110,7 +110,7 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
 
   it("three presses of Ctrl-C 300 ms apart force the exit at the third, with a request held open", async () => {
     const svc = await startService({});
-    const socket = heldOpen(svc.port);
+    const socket = await heldOpen(svc.port);
     try {
       await sleep(300);
       svc.child.kill("SIGINT");
@@ -134,7 +134,7 @@ describe.skipIf(testStore() === "mysql")("a stop that does not finish", () => {
 
   it("a signal twice within a few milliseconds (npm forwarding it) counts once, even pressed again", async () => {
     const svc = await startService({});
-    const socket = heldOpen(svc.port);
+    const socket = await heldOpen(svc.port);
     try {
       await sleep(300);
       // What a terminal's Ctrl-C under npm delivers: one from the terminal, one from npm.
