@@ -1,4 +1,6 @@
 /** Creates the configured database if missing and applies pending migrations. */
+// First: refuses a Node too old before anything native loads.
+import "../src/ops/node-version.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";

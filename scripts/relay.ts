@@ -4,6 +4,8 @@
  * DATABASE_URL and NATS_URL; serves /metrics on RELAY_METRICS_PORT if set.
  * Any number may run at once: they claim disjoint rows.
  */
+// First: refuses a Node too old before anything native loads.
+import "../src/ops/node-version.js";
 import { createServer, type Server } from "node:http";
 import { pino } from "pino";
 import { type Config, loadConfig } from "../src/config.js";
@@ -67,7 +69,7 @@ runEntry(
       db: database.db,
       target: nats,
       logger,
-      metrics: new OutboxMetrics(metrics.registry, database.db),
+      metrics: new OutboxMetrics(metrics.registry, database.opsDb),
       batchSize: loaded.events.batchSize,
       leaseMs: loaded.events.leaseMs,
     });

@@ -4,6 +4,8 @@
  * says which store that is. Running it again adds nothing: it prints the
  * ids of the demo quizzes already there.
  */
+// First: refuses a Node too old before anything native loads.
+import "../src/ops/node-version.js";
 import { type Config, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/connect.js";
 import { ensureDemoContent } from "../src/db/demo-content.js";

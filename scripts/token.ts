@@ -3,6 +3,8 @@
  * signed with JWT_SECRET, or with the development secret when none is set.
  *   npm run token -- alice
  */
+// First: refuses a Node too old before anything native loads.
+import "../src/ops/node-version.js";
 import { isUserId, MAX_SUBJECT_LENGTH } from "../src/auth/authenticator.js";
 import { devSecret, signToken } from "../src/auth/tokens.js";
 import { loadConfig } from "../src/config.js";

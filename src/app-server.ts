@@ -14,7 +14,12 @@ import type {
   FastifyServerFactoryHandler,
   RouteGenericInterface,
 } from "fastify";
-import { HTTP2_SESSION_IDLE_MS, MAX_CONCURRENT_STREAMS, MAX_HEADER_BYTES } from "./limits.js";
+import {
+  HTTP2_SESSION_IDLE_MS,
+  MAX_CONCURRENT_STREAMS,
+  MAX_HEADER_BYTES,
+  NGHTTP2_RESET_LIMIT,
+} from "./limits.js";
 
 /**
  * The Node server under the app: HTTP/2 on the connections the edge hands
@@ -56,6 +61,8 @@ export interface TlsFiles {
  */
 export function createAppServer(handler: FastifyServerFactoryHandler<AppServer>): AppServer {
   const options: ServerOptions = {
+    // ops/http2-guard.ts answers rapid reset, with ENHANCE_YOUR_CALM.
+    ...NGHTTP2_RESET_LIMIT,
     settings: {
       maxHeaderListSize: MAX_HEADER_BYTES,
       // Node advertises no limit by default (2^32-1 streams on one connection).

@@ -44,6 +44,8 @@ export interface Config {
   adaptiveAdmission: boolean;
   /** How long to wait for a new database connection before answering `unavailable`. */
   dbConnectTimeoutMs: number;
+  /** At start-up, how long to keep trying a database that is not up yet. */
+  databaseWaitMs: number;
   jwt: JwtConfig;
   production: boolean;
   logLevel: string;
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxInFlight: integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000),
     adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", false),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
+    databaseWaitMs: integer(env, "DATABASE_WAIT_MS", 30_000, 0, 3_600_000),
     jwt,
     production,
     logLevel: oneOf(env, "LOG_LEVEL", LOG_LEVELS, "info"),

@@ -72,3 +72,13 @@ export const COMPRESS_MIN_BYTES = 64 * 1024;
  * default (http2SessionTimeout), kept now that app-server.ts makes the server.
  */
 export const HTTP2_SESSION_IDLE_MS = 72_000;
+
+/**
+ * nghttp2's own reset limit (Node's `streamResetBurst` / `streamResetRate`,
+ * default 1,000 and 33/s) ends a session with GOAWAY INTERNAL_ERROR within
+ * one read, before the 'stream' events of that read reach the reset guard
+ * (ops/http2-guard.ts). Set far above the guard's budget it stays a backstop,
+ * and the guard answers first, with the code that says why (ENHANCE_YOUR_CALM):
+ * one 64 KiB read holds at most about 2,900 resets.
+ */
+export const NGHTTP2_RESET_LIMIT = { streamResetBurst: 10_000, streamResetRate: 1_000 };

@@ -1,3 +1,5 @@
+// First: refuses a Node too old before anything native loads.
+import "./ops/node-version.js";
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret, signToken } from "./auth/tokens.js";
@@ -22,13 +24,11 @@ import {
   runEntry,
   StartupError,
 } from "./ops/startup-errors.js";
-import { stopOnSignals } from "./ops/stop-signals.js";
+import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
-/** Waits this long for a database that is not up yet before giving up. */
-const DATABASE_WAIT_MS = 30_000;
 /** Beyond SHUTDOWN_TIMEOUT_MS (after which connections are cut), time to close the pool. */
 const SHUTDOWN_MARGIN_MS = 5_000;
 
@@ -44,20 +44,29 @@ async function main() {
     // Nothing logs headers today; should an error ever carry them, no credential goes out.
     redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
   });
+  // Before anything waits: a stop during start-up is as clean as one while serving.
+  const stop = stopOnSignals({
+    logger,
+    forceAfterMs: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS,
+  });
 
   // loadConfig refuses a missing key in production; elsewhere use a dev secret.
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
   const jwt = devMode ? { ...config.jwt, secret: devSecret() } : config.jwt;
 
-  await waitForDatabase(config, logger);
+  await waitForDatabase(config, logger, stop);
   const database = openDatabase({
     url: config.databaseUrl,
     poolSize: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
   });
+  stop.closeOnStop(() => database.close());
   if (config.migrateOnStart) {
     // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
-    const applied = await migrateToLatest(database.db).catch(async (err: unknown) => {
+    // A stop ends a wait for another replica's migration, never one under way.
+    const lock = { signal: stop.signal };
+    const applied = await migrateToLatest(database.db, lock).catch(async (err: unknown) => {
+      await stop.checkpoint();
       await database.close();
       throw err;
     });
@@ -68,6 +77,8 @@ async function main() {
   } else {
     logger.info("MIGRATE_ON_START=false: not ready until `npm run migrate` has run");
   }
+  // A migration is left to finish: half of one is worse than the wait.
+  await stop.checkpoint();
   let reads: ReadRouting | undefined;
   let readDatabase: ReturnType<typeof openDatabase> | undefined;
   if (config.databaseReadUrl !== undefined) {
@@ -76,6 +87,7 @@ async function main() {
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
     });
+    stop.closeOnStop(() => readDatabase?.close());
     const replicaReads = new ReplicaReads(database.db, readDatabase.db);
     if (!(await replicaReads.check())) {
       logger.warn("the read replica does not answer: reads go to the primary until it does");
@@ -94,7 +106,7 @@ async function main() {
   let practicePage: Awaited<ReturnType<typeof loadPracticePage>> | undefined;
   if (config.practicePage) {
     try {
-      const build = await ensurePracticePage();
+      const build = await stop.until(ensurePracticePage());
       practicePage = await loadPracticePage(PAGE_DIST);
       logger.info({ build }, `practice page at ${PRACTICE_PAGE_PATH}`);
     } catch (err) {
@@ -105,10 +117,13 @@ async function main() {
   }
 
   // Probes on a connection of their own; migrations checked once, here.
+  await stop.checkpoint();
   const health = new HealthMonitor(database.db, { probe: database.probe });
+  health.start();
   if (!(await health.checkMigrations())) logger.warn("migrations are not all applied: not ready");
   const metrics = new Metrics(database.pool);
-  const outboxMetrics = new OutboxMetrics(metrics.registry, database.db);
+  // Scrapes read on a connection of their own, never waiting behind users.
+  const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
   const app = await buildServer({
     admission: new Admission(admissionLimits(config.maxInFlight, config.adaptiveAdmission)),
     db: database.db,
@@ -205,10 +220,8 @@ async function main() {
     );
   }
 
-  // One stop whatever the signal (ops/stop-signals.ts).
-  stopOnSignals({
-    logger,
-    forceAfterMs: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS,
+  // From here a stop drains (ops/stop-signals.ts).
+  stop.serve({
     drain: async () => {
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
@@ -236,23 +249,33 @@ async function main() {
 }
 
 /**
- * Creates the database if missing, retrying only while the server may still
- * be starting; a refused login, an unknown host or a missing right ends the
- * start at once.
+ * Creates the database if missing, retrying for DATABASE_WAIT_MS only while
+ * the server may still be starting; a refused login, an unknown host or a
+ * missing right ends the start at once. One warning, not one per try.
  */
-async function waitForDatabase(config: Config, logger: pino.Logger) {
-  const deadline = Date.now() + DATABASE_WAIT_MS;
+async function waitForDatabase(config: Config, logger: pino.Logger, stop: Stop) {
+  const deadline = Date.now() + config.databaseWaitMs;
+  let warned = false;
   for (;;) {
     try {
-      await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+      await stop.until(createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs));
       return;
     } catch (err) {
-      if (!databaseMayHeal(err) || Date.now() > deadline) {
+      if (!databaseMayHeal(err) || Date.now() >= deadline) {
         const line = databaseFailure(err, config.databaseUrl);
         throw line === undefined ? err : new StartupError(line);
       }
-      logger.warn({ err: String(err) }, "database not reachable yet, retrying");
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (!warned) {
+        warned = true;
+        const seconds = config.databaseWaitMs / 1000;
+        logger.warn(
+          { err: String(err) },
+          `database not reachable yet: will keep trying for ${seconds} s (DATABASE_WAIT_MS)`,
+        );
+      }
+      await stop.until(
+        new Promise((resolve) => setTimeout(resolve, Math.min(1000, deadline - Date.now()))),
+      );
     }
   }
 }

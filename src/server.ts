@@ -53,6 +53,7 @@ import {
 } from "./ops/reflection-service.js";
 import { RefusalPace } from "./ops/refusal-pace.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
+import { MethodNotAllowed, routeMethods } from "./rest/method-not-allowed.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
@@ -136,6 +137,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     },
   });
 
+  // Before any route: a known path asked with another method is 405, not 404.
+  const allowedMethods = routeMethods(app);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
     reads: deps.reads,
@@ -282,7 +285,12 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
       notFound: (reply) => sendProblem(reply, errors.routeNotFound()),
     });
   }
-  app.setNotFoundHandler((_request, reply) => sendProblem(reply, errors.routeNotFound()));
+  app.setNotFoundHandler((request, reply) => {
+    const allow = allowedMethods(request.url);
+    if (allow.length === 0) return sendProblem(reply, errors.routeNotFound());
+    reply.header("allow", allow.join(", "));
+    return sendProblem(reply, new MethodNotAllowed(request.method, allow));
+  });
   await app.ready();
   return app;
 }

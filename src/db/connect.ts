@@ -57,6 +57,11 @@ export interface DatabaseHandle {
   store: Store;
   /** The mysql2 pool under Kysely, for pool metrics; none for SQLite. */
   pool?: Pool;
+  /**
+   * For the service's own reads (metrics): on MySQL a connection of its own,
+   * so a scrape never waits behind users for the pool (SQLite: `db`).
+   */
+  opsDb: Kysely<Database>;
   /** Resolves if the database answers `SELECT 1`, on a connection outside the users' pool. */
   probe(): Promise<void>;
   close(): Promise<void>;
@@ -67,24 +72,14 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (storeOf(options.url) === "sqlite") {
     const db = openSqlite(sqliteFile(options.url));
     const probe = () => checkServingOn(db);
-    return { db, store: "sqlite", probe, close: () => db.destroy() };
+    return { db, store: "sqlite", opsDb: db, probe, close: () => db.destroy() };
   }
   return openMysql(options);
 }
 
 /** A MySQL pool; times in UTC and BIGINTs as strings, so no time zone or precision leaks in. */
 function openMysql(options: DatabaseOptions): DatabaseHandle {
-  const pool = createPool({
-    uri: options.url,
-    connectionLimit: options.poolSize,
-    connectTimeout: options.connectTimeoutMs,
-    timezone: "Z",
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    enableKeepAlive: true,
-    // Fail fast rather than queue without bound when the database is slow.
-    queueLimit: options.poolSize * 100,
-  });
+  const pool = mysqlPool(options, options.poolSize);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const kill = killer(options.url, options.connectTimeoutMs);
   pool.on("connection", (connection) => {
@@ -93,17 +88,37 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     readCommittedWritesOnGalera(connection);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  // Opened on first use; its statements are bounded by the server-side limits.
+  const opsPool = mysqlPool(options, 1);
+  opsPool.on("connection", (connection) => limitSession(connection, timeoutMs));
+  const opsDb = new Kysely<Database>({ dialect: new MysqlDialect({ pool: opsPool }) });
   const probe = probeConnection(options.url, options.connectTimeoutMs);
   return {
     db,
     store: "mysql",
     pool,
+    opsDb,
     probe: probe.run,
     close: async () => {
       probe.close();
+      await opsDb.destroy();
       await db.destroy();
     },
   };
+}
+
+function mysqlPool(options: DatabaseOptions, connectionLimit: number): Pool {
+  return createPool({
+    uri: options.url,
+    connectionLimit,
+    connectTimeout: options.connectTimeoutMs,
+    timezone: "Z",
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    enableKeepAlive: true,
+    // Fail fast rather than queue without bound when the database is slow.
+    queueLimit: connectionLimit * 100,
+  });
 }
 
 /** Longest a health probe's statement may take on its connection. */

@@ -20,6 +20,8 @@ export interface MigrationLockOptions {
   waitMs?: number;
   /** Pause between looks at the lock (jittered up to twice this). */
   pollMs?: number;
+  /** Ends the wait for another holder (rejecting with its reason); never a run under way. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -55,7 +57,8 @@ export async function withMigrationLock<T>(
     if (Date.now() > deadline) {
       throw new Error(`another process has held the migration lock for over ${waitMs} ms`);
     }
-    await new Promise((resolve) => setTimeout(resolve, pollMs * (1 + Math.random())));
+    options.signal?.throwIfAborted();
+    await pause(pollMs * (1 + Math.random()), options.signal);
   }
 }
 
@@ -74,4 +77,19 @@ async function take(db: Db, holder: string): Promise<boolean> {
     if (isDuplicateKey(err, "PRIMARY") || isTransientConflict(err)) return false;
     throw err;
   }
+}
+
+/** Resolves after `ms`, or rejects with `signal`'s reason once it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -9,7 +9,8 @@ const BACKLOG_TIMEOUT_MS = 500;
 
 /**
  * The outbox's Prometheus metrics: backlog and oldest event age (read on each
- * scrape), and what the relay published, how late, and its failures.
+ * scrape, on the connection `DatabaseHandle.opsDb` gives, never the users' pool),
+ * and what the relay published, how late, and its failures.
  */
 export class OutboxMetrics {
   readonly published: Counter<"type">;

@@ -2,10 +2,13 @@ import type { Db } from "../db/database.js";
 import { isMigrated } from "../db/migrate.js";
 import { checkServingOn } from "../db/serving-check.js";
 
-/** The database is probed at most this often, however often anybody asks. */
-const PROBE_INTERVAL_MS = 1000;
+/**
+ * The database is probed this often in the background, whoever asks: an
+ * answer is never older than this plus PROBE_TIMEOUT_MS.
+ */
+export const PROBE_INTERVAL_MS = 500;
 /** A database that takes longer than this to answer the probe counts as down. */
-const PROBE_TIMEOUT_MS = 500;
+export const PROBE_TIMEOUT_MS = 500;
 
 /** A "not migrated" answer is checked again at most this often. */
 const MIGRATION_RECHECK_MS = 5000;
@@ -28,10 +31,13 @@ export interface HealthOptions {
  * gRPC health, `/readyz` and shutdown all read it, so they never disagree.
  *
  * Everything is cached: migrations are checked once (`checkMigrations()` at
- * start-up, or the first question; a "no" again every few seconds), the database is probed at most once per
- * PROBE_INTERVAL_MS in the background, and a question is answered from the
- * last result without waiting (only the very first waits for a probe). A
- * flood of `/readyz` therefore costs no database work.
+ * start-up, or the first question; a "no" again every few seconds), and the
+ * database is probed every PROBE_INTERVAL_MS on a timer of its own, started
+ * by `start()` or the first question, so the answer after a quiet spell is as
+ * fresh as any. A question is answered from the last result without waiting
+ * (only the very first waits for a probe): a flood of `/readyz` costs no
+ * database work. The timer does not keep the process alive and stops when
+ * the service drains.
  */
 export class HealthMonitor {
   #draining = false;
@@ -40,7 +46,7 @@ export class HealthMonitor {
   #checkedAt = 0;
   #answers: boolean | undefined;
   #probing: Promise<boolean> | undefined;
-  #probedAt = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
   #listeners = new Set<() => void>();
   readonly #drain = new AbortController();
   readonly #probe: () => Promise<unknown>;
@@ -64,6 +70,7 @@ export class HealthMonitor {
   /** From now on the service reports NOT_SERVING; Watch streams hear it at once. */
   startDraining(): void {
     this.#draining = true;
+    this.stop();
     for (const listener of this.#listeners) listener();
     this.#drain.abort();
   }
@@ -104,26 +111,42 @@ export class HealthMonitor {
     return this.checkMigrations();
   }
 
+  /** Starts probing the database in the background (the first question does too). */
+  start(): void {
+    if (this.#timer !== undefined || this.#draining) return;
+    this.#runProbe();
+    this.#timer = setInterval(() => this.#runProbe(), PROBE_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  /** Stops the background probes (draining does too). */
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
   /**
    * Whether the database answered its last probe within PROBE_TIMEOUT_MS.
-   * Starts a new probe when the last one is older than PROBE_INTERVAL_MS
-   * (one at a time) but waits for it only if there was none before.
+   * Waits only for the very first probe.
    */
   databaseAnswers(): Promise<boolean> {
-    const now = performance.now();
-    if (this.#probing === undefined && now - this.#probedAt >= PROBE_INTERVAL_MS) {
-      this.#probedAt = now;
-      this.#probing = withTimeout(this.#probe(), PROBE_TIMEOUT_MS).then(
-        () => true,
-        () => false,
-      );
-      void this.#probing.then((answers) => {
-        this.#answers = answers;
-        this.#probing = undefined;
-      });
-    }
+    this.start();
     if (this.#answers !== undefined) return Promise.resolve(this.#answers);
     return this.#probing ?? Promise.resolve(false);
+  }
+
+  /** One probe at a time: a database slower than the interval is not asked twice at once. */
+  #runProbe(): void {
+    if (this.#probing !== undefined) return;
+    const probing = withTimeout(this.#probe(), PROBE_TIMEOUT_MS).then(
+      () => true,
+      () => false,
+    );
+    this.#probing = probing;
+    void probing.then((answers) => {
+      this.#answers = answers;
+      this.#probing = undefined;
+    });
   }
 
   /**

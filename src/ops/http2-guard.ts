@@ -29,7 +29,8 @@ export function guardHttp2Session(session: Http2Session, budget: ResetBudget = R
   let last = performance.now();
   let closing = false;
   const onReset = () => {
-    if (closing) return;
+    // nghttp2 may have ended the session itself: goaway() would throw.
+    if (closing || session.destroyed || session.closed) return;
     const now = performance.now();
     allowance = Math.min(budget.burst, allowance + ((now - last) / 1000) * budget.perSecond);
     last = now;
@@ -44,6 +45,9 @@ export function guardHttp2Session(session: Http2Session, budget: ResetBudget = R
   };
   session.on("stream", (stream: ServerHttp2Stream) => {
     // 'aborted': the peer reset the stream before the server ended its side.
-    stream.once("aborted", onReset);
+    // A stream reset in the same read as its HEADERS is aborted already when
+    // 'stream' is emitted: count it too.
+    if (stream.aborted) onReset();
+    else stream.once("aborted", onReset);
   });
 }

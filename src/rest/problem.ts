@@ -6,6 +6,7 @@ import { type Problem, problem } from "../edge/problem-json.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { answerToJson } from "./json.js";
+import { MethodNotAllowed } from "./method-not-allowed.js";
 
 /** The detail of a 415: what to send instead (never the type that was sent). */
 export const UNSUPPORTED_MEDIA_TYPE =
@@ -23,6 +24,9 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);
     return problem(status, codeName(err.code), err.rawMessage);
+  }
+  if (err instanceof MethodNotAllowed) {
+    return problem(405, codeName(Code.Unimplemented), err.message);
   }
   // Fastify's handlerTimeout (REQUEST_TIMEOUT_MS) answers 503 by itself;
   // it is the request's deadline, as for the RPCs.

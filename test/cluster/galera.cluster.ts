@@ -1,8 +1,13 @@
 import { sql } from "kysely";
 import { createConnection, createPool } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import {
+  Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from "../../gen/grpc/health/v1/health_pb.js";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
 import { insertQuiz, insertSessions, type QuizFixture } from "../support/fixtures.js";
+import { createGrpcClient } from "../support/grpc-client.js";
 import { waitForSynced } from "./support/mariadb-servers.js";
 import {
   inRounds,
@@ -300,9 +305,39 @@ describe("on a 3-node Galera cluster, with one service replica per node", () => 
     expect(readyz).toBe(503);
     expect(rejoined).toBe(200);
   });
+
+  it("says NOT_SERVING and /readyz 503 at the first question after a node leaves the primary component, after a quiet spell", async () => {
+    const cut = nth(svc.replicas, 1);
+    const node = nth(cluster.galera, 1);
+    const health = createGrpcClient(Health, new URL(cut.baseUrl).host);
+    try {
+      expect(await readyzUntil(cut.baseUrl, 200)).toBe(200);
+      expect((await health.check({ service: "" })).status).toBe(ServingStatus.SERVING);
+      // Nobody asks for a while: the first answer after the cut must not be the last one cached.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await isolate(node, true);
+      let first: [number, ServingStatus] | undefined;
+      try {
+        // Out of the primary component now (wsrep_ready OFF): the next probe sees it.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const [res, check] = await Promise.all([
+          fetch(`${cut.baseUrl}/readyz`),
+          health.check({ service: "" }),
+        ]);
+        first = [res.status, check.status];
+      } finally {
+        await isolate(node, false);
+      }
+      console.log(`[galera] first answers after a quiet spell and a cut: ${JSON.stringify(first)}`);
+      expect(first).toEqual([503, ServingStatus.NOT_SERVING]);
+      expect(await readyzUntil(cut.baseUrl, 200)).toBe(200);
+    } finally {
+      health.close();
+    }
+  });
 });
 
-/** Polls `/readyz` (cached, probed at most once a second) until it answers `want`, for up to 10 s. */
+/** Polls `/readyz` (probed in the background every 500 ms) until it answers `want`, for up to 10 s. */
 async function readyzUntil(baseUrl: string, want: number): Promise<number> {
   const deadline = Date.now() + 10_000;
   let status = (await fetch(`${baseUrl}/readyz`)).status;

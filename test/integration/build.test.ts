@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -7,6 +7,16 @@ import { testStore } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
 
 const run = promisify(execFile);
+
+/** The machine's own Node when it is older than 22 (Node 20 here): the build must refuse it. */
+const oldNode = ((): string | undefined => {
+  try {
+    const version = execFileSync("/usr/bin/node", ["--version"], { encoding: "utf8" });
+    return Number(version.slice(1).split(".")[0]) < 22 ? "/usr/bin/node" : undefined;
+  } catch {
+    return undefined;
+  }
+})();
 const repo = process.cwd();
 
 /**
@@ -57,6 +67,23 @@ describe.skipIf(testStore() === "mysql")("the build", () => {
       );
       expect(trace.stdout).toMatch(/src\/config\.ts:\d+:\d+/);
       expect(trace.stdout).not.toContain("config.js");
+
+      // A Node too old for better-sqlite3 (it segfaults on Node 20): one line, exit 1, before anything native loads.
+      if (oldNode !== undefined) {
+        for (const entry of ["src/main.js", "scripts/migrate.js"]) {
+          const refused = await run(oldNode, [join(out, entry)], { cwd: repo }).then(
+            () => ({ code: 0, stdout: "", stderr: "" }),
+            (err: { code: number | null; stdout: string; stderr: string }) => err,
+          );
+          const lines = refused.stderr.split("\n").filter((l) => l.trim() !== "");
+          expect(refused.code, refused.stderr).toBe(1);
+          expect(lines, refused.stderr).toHaveLength(1);
+          expect(lines[0]).toMatch(
+            /needs Node\.js 22 or later \(24 recommended\).*this is Node 2\d\..*npm start/,
+          );
+          expect(refused.stdout).toBe("");
+        }
+      }
     } finally {
       await rm(out, { recursive: true, force: true });
     }

@@ -307,6 +307,15 @@ const scenarios: { words: string; mysql?: boolean; run: () => Promise<Outcome[]>
     },
   },
   {
+    words: "a method the path does not take",
+    async run() {
+      const { sessionId } = await startSession(newUser());
+      const res = await svc.rest(newUser(), "DELETE", `/sessions/${sessionId}`);
+      expect(res.headers.get("allow")).toBe("GET, HEAD");
+      return [await outcome(res)];
+    },
+  },
+  {
     words: "database unreachable",
     mysql: true,
     async run() {

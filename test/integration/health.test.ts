@@ -137,6 +137,28 @@ describe("health", () => {
     },
   );
 
+  it.skipIf(testStore() === "sqlite")(
+    "answers NOT_SERVING and /readyz 503 1.5 s after the database freezes, after a quiet spell with no probe",
+    async () => {
+      expect(await eventually(readyz, 200)).toBe(200);
+      // Nobody asks for a while: the answer must not be the last one cached.
+      await new Promise((r) => setTimeout(r, 3000));
+      const locker = await createConnection({ uri: svc.database.url });
+      await locker.query("LOCK TABLES practice_sessions WRITE");
+      try {
+        await new Promise((r) => setTimeout(r, 1500));
+        // The first answers after the freeze, asked together.
+        const [status, grpcStatus] = await Promise.all([readyz(), check()]);
+        expect(status).toBe(503);
+        expect(grpcStatus).toBe(ServingStatus.NOT_SERVING);
+      } finally {
+        await locker.query("UNLOCK TABLES");
+        await locker.end();
+      }
+      expect(await eventually(readyz, 200)).toBe(200);
+    },
+  );
+
   it("is not ready while the sessions table is gone (renamed away under the running service), ready again once it is back", async () => {
     expect(await eventually(readyz, 200)).toBe(200);
     const rename = (from: string, to: string) =>

@@ -1,8 +1,16 @@
 import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { sql } from "kysely";
 import { pino } from "pino";
+import { Registry } from "prom-client";
+import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testStore } from "../support/database.js";
+import { openDatabase } from "../../src/db/connect.js";
+import { insertEvents } from "../../src/db/outbox-repository.js";
+import { sessionStarted } from "../../src/domain/events.js";
+import { outboxEvent } from "../../src/events/cloud-event.js";
+import { OutboxMetrics } from "../../src/events/relay-metrics.js";
+import { createTestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -246,5 +254,31 @@ describe("the metrics listener", () => {
     }
     expect((await fetch(`${svc.metricsUrl}/metrics`)).status).toBe(200);
     expect((await fetch(`${svc.metricsUrl}/readyz`)).status).toBe(404);
+  });
+});
+
+describe.skipIf(testStore() === "sqlite")("metrics while the users' pool is exhausted", () => {
+  it("reads the outbox backlog on a connection of its own: the scrape reports it all the same", async () => {
+    const database = await createTestDatabase("mysql");
+    const handle = openDatabase({ url: database.url, poolSize: 2, connectTimeoutMs: 3000 });
+    try {
+      const id = uuidv7();
+      const started = (n: number) =>
+        outboxEvent(
+          sessionStarted("u", { id, quizId: "1", startedAt: new Date(), totalQuestions: n }),
+        );
+      await handle.db.transaction().execute((trx) => insertEvents(trx, [started(1), started(2)]));
+      // Every connection of the users' pool busy for 2 s.
+      const sleepers = [1, 2].map(() => sql`SELECT SLEEP(2)`.execute(handle.db));
+      await new Promise((r) => setTimeout(r, 300));
+      const registry = new Registry();
+      new OutboxMetrics(registry, handle.opsDb);
+      const text = await registry.metrics();
+      await Promise.all(sleepers);
+      expect(text).toMatch(/^practice_outbox_backlog 2$/m);
+    } finally {
+      await handle.close();
+      await database.drop();
+    }
   });
 });

@@ -34,8 +34,8 @@ async function startService(): Promise<{
 
 const cases: [string, NodeJS.Signals, number, "node" | "group"][] = [
   ["SIGTERM once to node", "SIGTERM", 1, "node"],
-  ["SIGTERM twice within a second to the process group (npm forwarding)", "SIGTERM", 2, "group"],
-  ["SIGINT twice within a second to node", "SIGINT", 2, "node"],
+  ["SIGTERM twice at once to the process group (npm forwarding)", "SIGTERM", 2, "group"],
+  ["SIGINT twice at once to node", "SIGINT", 2, "node"],
   ["SIGINT once to the process group", "SIGINT", 1, "group"],
 ];
 

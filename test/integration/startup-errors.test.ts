@@ -85,6 +85,22 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     );
   });
 
+  it("a database that never answers: one warning saying how long it keeps trying, then one line", async () => {
+    // Nothing listens on port 9 of 127.0.0.1: refused on every try.
+    const run = await service({
+      DATABASE_URL: "mysql://root@127.0.0.1:9/practice_never",
+      DATABASE_WAIT_MS: "2500",
+      LOG_LEVEL: "warn",
+    });
+    expectOneLine(
+      run,
+      "cannot reach the database MySQL 127.0.0.1:9/practice_never: connection refused (start MySQL/MariaDB there, or set DATABASE_URL)",
+    );
+    const warnings = run.stdout.split("\n").filter((l) => l.includes('"level":40'));
+    expect(warnings, run.stdout).toHaveLength(1);
+    expect(warnings[0]).toMatch(/keep trying for 2\.5 s \(DATABASE_WAIT_MS\)/);
+  });
+
   it("npm run token: a bad user id or extra arguments give one line and the usage", async () => {
     const env = { JWT_SECRET: TEST_SECRET };
     expectOneLine(

@@ -143,6 +143,27 @@ describe("one port, every transport", () => {
     });
   });
 
+  it("answers a known path with a method it does not take with a problem+json 405 naming the ones it does", async () => {
+    const cases: [string, string, string][] = [
+      ["DELETE", "/sessions/0190a1b2-0000-7000-8000-000000000000", "GET, HEAD"],
+      ["PUT", "/api/sessions/0190a1b2-0000-7000-8000-000000000000", "GET, HEAD"],
+      ["GET", "/sessions/0190a1b2-0000-7000-8000-000000000000/complete", "POST"],
+      ["DELETE", "/quizzes/1/sessions", "GET, HEAD, POST"],
+      ["POST", "/healthz", "GET, HEAD"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await svc.rest(USER, method, path);
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow"), `${method} ${path}`).toBe(allow);
+      expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect(await res.json()).toMatchObject({
+        status: 405,
+        title: "Method Not Allowed",
+        detail: `${method} is not allowed here; allowed: ${allow}`,
+      });
+    }
+  });
+
   it("answers an unknown path with a problem+json 404", async () => {
     const res = await svc.rest(USER, "GET", "/nothing/here");
     expect(res.status).toBe(404);

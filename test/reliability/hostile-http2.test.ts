@@ -12,6 +12,7 @@ import {
   grpcFrame,
   grpcRequest,
   h2Connect,
+  rawResetFlood,
   WATCH_PATH,
 } from "../support/h2-raw.js";
 import { reportFigures } from "../support/reliability.js";
@@ -199,5 +200,15 @@ describe("streams the client resets", () => {
     session.destroy();
     reportFigures("reset flood on one connection", { resetsSent: sent, goaway: code });
     expect(code).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+
+  it("answers a flood of resets sent in one write with GOAWAY ENHANCE_YOUR_CALM, not INTERNAL_ERROR, and keeps serving", async () => {
+    const port = Number(new URL(svc.baseUrl).port);
+    for (const streams of [300, 1500]) {
+      const goaways = await rawResetFlood(port, streams);
+      reportFigures("reset flood in one write", { streams, goaways });
+      expect(goaways[0], `${streams} resets`).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    }
+    expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
   });
 });

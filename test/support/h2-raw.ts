@@ -4,6 +4,7 @@ import {
   connect,
   constants as h2,
 } from "node:http2";
+import { connect as netConnect } from "node:net";
 
 /**
  * A bare node:http2 client for attacks the friendly clients never make:
@@ -87,3 +88,54 @@ export function endStatus(stream: ClientHttp2Stream): Promise<number> {
 /** A Health/Watch request for the whole server (an empty HealthCheckRequest). */
 export const WATCH_PATH = "/grpc.health.v1.Health/Watch";
 export const EMPTY_MESSAGE = grpcFrame(new Uint8Array());
+
+/** One HTTP/2 frame: its 9-byte header, then `payload`. */
+function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/**
+ * A rapid-reset flood as a raw client sends it, in one write: the preface,
+ * then `streams` × (HEADERS of `POST /`, RST_STREAM CANCEL). Resolves with
+ * the error codes of the GOAWAY frames the server sent before it closed the
+ * connection (or within `ms`).
+ */
+export async function rawResetFlood(port: number, streams: number, ms = 10_000): Promise<number[]> {
+  const socket = netConnect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  // HPACK, static table: :method POST, :scheme http, :path /, :authority "x".
+  const headerBlock = Buffer.from([0x83, 0x86, 0x84, 0x41, 1, 0x78]);
+  const cancel = Buffer.alloc(4);
+  cancel.writeUInt32BE(h2.NGHTTP2_CANCEL);
+  const frames = [
+    Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+    h2Frame(4, 0, 0, Buffer.alloc(0)),
+  ];
+  for (let i = 0; i < streams; i++) {
+    const id = 1 + 2 * i;
+    frames.push(h2Frame(1, 0x4, id, headerBlock), h2Frame(3, 0, id, cancel));
+  }
+  const goaways: number[] = [];
+  let pending = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 9) {
+      const length = pending.readUIntBE(0, 3);
+      if (pending.length < 9 + length) break;
+      if (pending[3] === 7) goaways.push(pending.readUInt32BE(13));
+      pending = pending.subarray(9 + length);
+    }
+  });
+  const closed = new Promise((resolve) => socket.once("close", resolve));
+  socket.write(Buffer.concat(frames));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+  socket.destroy();
+  return goaways;
+}

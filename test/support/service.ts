@@ -173,6 +173,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     quizConnect: createClient(QuizService, createConnectTransport({ baseUrl, httpVersion: "2" })),
     quizGrpc,
     async close() {
+      health.stop();
       grpc.close();
       quizGrpc.close();
       await port.close(1000);

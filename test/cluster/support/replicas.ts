@@ -10,6 +10,7 @@ import { migrateToLatest } from "../../../src/db/migrate.js";
 import { ReplicaReads } from "../../../src/db/read-routing.js";
 import { systemClock } from "../../../src/domain/clock.js";
 import { servePort } from "../../../src/edge/one-port.js";
+import { HealthMonitor } from "../../../src/ops/health.js";
 import { buildServer } from "../../../src/server.js";
 
 const SECRET = "cluster-test-secret-cluster-test-secret";
@@ -121,9 +122,12 @@ export async function startReplicas(
       if (!(await reads.check())) throw new Error(`the read replica ${node} does not answer`);
       closeReads = read.close;
     }
+    // As main.ts does: probes on a connection of their own.
+    const health = new HealthMonitor(handle.db, { probe: handle.probe });
     const app = await buildServer({
       db: handle.db,
       pool: handle.pool,
+      health,
       reads,
       clock: systemClock,
       authenticator: createAuthenticator({ secret: SECRET }, systemClock),
@@ -133,6 +137,7 @@ export async function startReplicas(
     await port.listen(0, "127.0.0.1");
     const baseUrl = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
     closers.push(async () => {
+      health.stop();
       await port.close(1000);
       await closeReads();
       await handle.close();
