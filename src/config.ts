@@ -37,9 +37,15 @@ export interface Config {
   dbPoolSize: number;
   /**
    * Admission control: the most API calls doing work at once (default: the
-   * pool's size); twice as many may wait briefly, the rest are shed (503).
+   * pool's size); others wait their turn, served across callers in turn.
    */
   maxInFlight: number;
+  /**
+   * Calls of one caller (the token's user, or a client address) that may
+   * wait at once; beyond, 429 / resource_exhausted (default: twice
+   * `maxInFlight`, at least 20).
+   */
+  maxQueuedPerUser: number;
   /** Whether fewer than `maxInFlight` run while more would only make each slower. */
   adaptiveAdmission: boolean;
   /** How long to wait for a new database connection before answering `unavailable`. */
@@ -159,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = integer(env, "PORT", 8080, 0, 65535);
   const dbPoolSize = integer(env, "DB_POOL_SIZE", 10, 1, 1000);
+  const maxInFlight = integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000);
   const metricsPort = integer(env, "METRICS_PORT", 9464, 0, 65535);
   if (metricsPort === port && port !== 0) {
     throw new ConfigError(
@@ -175,7 +182,14 @@ export function loadConfig(env: Env = process.env): Config {
     databaseReadUrl,
     migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
     dbPoolSize,
-    maxInFlight: integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000),
+    maxInFlight,
+    maxQueuedPerUser: integer(
+      env,
+      "MAX_QUEUED_PER_USER",
+      Math.max(20, 2 * maxInFlight),
+      1,
+      100_000,
+    ),
     adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", false),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     databaseWaitMs: integer(env, "DATABASE_WAIT_MS", 30_000, 0, 3_600_000),

@@ -125,7 +125,10 @@ async function main() {
   // Scrapes read on a connection of their own, never waiting behind users.
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
   const app = await buildServer({
-    admission: new Admission(admissionLimits(config.maxInFlight, config.adaptiveAdmission)),
+    admission: new Admission({
+      ...admissionLimits(config.maxInFlight, config.adaptiveAdmission),
+      maxQueuedPerKey: config.maxQueuedPerUser,
+    }),
     db: database.db,
     pool: database.pool,
     metrics,

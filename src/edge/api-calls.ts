@@ -49,7 +49,10 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
   scope.addHook("onRequest", async (request, reply) => {
     request.call = startCall(
       reply.raw,
-      callTimeoutMs(request.headers, requestTimeoutMs),
+      // The protocol's own deadline header counts for its calls only, not REST's.
+      request.routeOptions.config.rpc
+        ? callTimeoutMs(request.headers, requestTimeoutMs)
+        : requestTimeoutMs,
       // Still arriving: nothing else will answer it (a handler that has the
       // request races the same signal and answers itself).
       () => {

@@ -73,6 +73,20 @@ export class Metrics {
     );
     gauge("practice_admission_queued", "Calls waiting for a slot now.", () => admission.queued);
     gauge("practice_admission_limit", "Calls that may run at once now.", () => admission.limit);
+    // Calls by what admission did with them (never by user: one series per outcome).
+    new Counter({
+      name: "practice_admission_calls_total",
+      help: "Calls by admission outcome since start: admitted (given a slot), queued (waited for one), refused_share (429 / resource_exhausted: the caller's share of the queue was full), shed (503 / unavailable: overload).",
+      labelNames: ["outcome"],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ outcome: "admitted" }, admission.admitted);
+        this.inc({ outcome: "queued" }, admission.waited);
+        this.inc({ outcome: "refused_share" }, admission.refusedOverShare);
+        this.inc({ outcome: "shed" }, admission.shed);
+      },
+    });
     new Counter({
       name: "practice_admission_shed_total",
       help: "Calls refused by admission control (503 / unavailable) since start.",
