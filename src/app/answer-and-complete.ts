@@ -1,3 +1,5 @@
+import type { Transaction } from "kysely";
+import type { Database } from "../db/database.js";
 import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
@@ -10,8 +12,14 @@ import {
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
+import {
+  lockMemory,
+  QUESTION_MEMORY_KEY,
+  saveMemory,
+} from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
+import { rememberAnswer } from "../domain/memory.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -100,6 +108,7 @@ export async function submitAnswer(
         throw err;
       });
       await countAnswer(trx, input.sessionId, answer.isCorrect === true);
+      await rememberInTransaction(trx, userId, session.quizId, input.questionId, answer);
       const after = withProgress({
         ...session,
         correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
@@ -113,9 +122,28 @@ export async function submitAnswer(
       await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
       return { answer, session: after, created: true };
     });
-  // A duplicate key means another cluster node stored an answer meanwhile
-  // (row locks are not shared): the next attempt reads it and decides.
-  return retrying(submit, retry, (err) => isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY));
+  // A duplicate key means another cluster node stored an answer (or a first
+  // memory of the question) meanwhile, row locks not being shared: the next
+  // attempt reads it and decides.
+  return retrying(
+    submit,
+    retry,
+    (err) =>
+      isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) || isDuplicateKey(err, QUESTION_MEMORY_KEY),
+  );
+}
+
+/** The learner's memory of the question moves with every stored answer (domain/memory.ts). */
+async function rememberInTransaction(
+  trx: Transaction<Database>,
+  userId: string,
+  quizId: string,
+  questionId: string,
+  answer: Answer,
+): Promise<void> {
+  const previous = await lockMemory(trx, userId, questionId);
+  const next = rememberAnswer(previous, answer.isCorrect === true, answer.answeredAt);
+  await saveMemory(trx, { userId, quizId, questionId, exists: previous !== undefined }, next);
 }
 
 /**

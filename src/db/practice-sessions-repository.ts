@@ -21,6 +21,7 @@ const sessionWithAnswerColumns = [
   "s.total_questions",
   "s.correct_answers",
   "s.answered_questions",
+  "s.mode",
   "a.id as answer_id",
   "a.question_id",
   "a.user_answer",
@@ -266,4 +267,30 @@ export async function insertSnapshot(
     )
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/**
+ * Inserts a review session and its snapshot: `questionIds` numbered 1..n in
+ * the order given. Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if one is
+ * in progress, and a foreign-key violation if a question is gone meanwhile.
+ */
+export async function insertReviewSession(
+  trx: Transaction<Database>,
+  session: Omit<NewPracticeSession, "total_questions" | "correct_answers" | "mode">,
+  questionIds: readonly string[],
+): Promise<void> {
+  await trx
+    .insertInto("practice_sessions")
+    .values({ ...session, total_questions: questionIds.length, mode: "review" })
+    .execute();
+  await trx
+    .insertInto("practice_session_questions")
+    .values(
+      questionIds.map((questionId, i) => ({
+        session_id: session.id,
+        position: i + 1,
+        question_id: questionId,
+      })),
+    )
+    .execute();
 }

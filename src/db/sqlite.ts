@@ -47,6 +47,9 @@ const TIME_COLUMNS = new Set([
   "answered_at",
   "deleted_at",
   "created_at",
+  "due_at",
+  "last_answered_at",
+  "next_due_at",
 ]);
 const ID_COLUMNS = new Set(["id", "quiz_id", "question_id", "study_guide_id", "answer_id"]);
 

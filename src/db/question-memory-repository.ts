@@ -1,0 +1,185 @@
+import type { Transaction } from "kysely";
+import type { QuestionMemory } from "../domain/memory.js";
+import type { Database, Db } from "./database.js";
+import { liveQuiz } from "./session-columns.js";
+
+/**
+ * SQL of practice_question_memory, each learner's FSRS memory of each
+ * question (src/domain/memory.ts): one statement per function.
+ */
+
+const memoryColumns = [
+  "due_at",
+  "last_answered_at",
+  "last_correct",
+  "reps",
+  "lapses",
+  "state",
+  "stability",
+  "difficulty",
+  "elapsed_days",
+  "scheduled_days",
+  "learning_steps",
+] as const;
+
+/**
+ * The learner's memory of a question, its row locked until the transaction
+ * ends (so two answers to it run one after the other); undefined if none.
+ */
+export async function lockMemory(
+  trx: Transaction<Database>,
+  userId: string,
+  questionId: string,
+): Promise<QuestionMemory | undefined> {
+  const row = await trx
+    .selectFrom("practice_question_memory")
+    .select(memoryColumns)
+    .where("user_id", "=", userId)
+    .where("question_id", "=", questionId)
+    .forUpdate()
+    .executeTakeFirst();
+  return (
+    row && {
+      dueAt: row.due_at,
+      lastAnsweredAt: row.last_answered_at,
+      lastCorrect: row.last_correct === 1,
+      reps: row.reps,
+      lapses: row.lapses,
+      state: row.state,
+      stability: row.stability,
+      difficulty: row.difficulty,
+      elapsedDays: row.elapsed_days,
+      scheduledDays: row.scheduled_days,
+      learningSteps: row.learning_steps,
+    }
+  );
+}
+
+/**
+ * Writes the learner's memory of a question: an insert for the first answer,
+ * else an update of the row `lockMemory` read. A first insert that meets a row
+ * written meanwhile (another cluster node) fails with a duplicate key on the
+ * primary key (QUESTION_MEMORY_KEY): the caller runs the answer again.
+ */
+export async function saveMemory(
+  trx: Transaction<Database>,
+  key: { userId: string; quizId: string; questionId: string; exists: boolean },
+  m: QuestionMemory,
+): Promise<void> {
+  const values = {
+    due_at: m.dueAt,
+    last_answered_at: m.lastAnsweredAt,
+    last_correct: m.lastCorrect,
+    reps: m.reps,
+    lapses: m.lapses,
+    state: m.state,
+    stability: m.stability,
+    difficulty: m.difficulty,
+    elapsed_days: m.elapsedDays,
+    scheduled_days: m.scheduledDays,
+    learning_steps: m.learningSteps,
+  };
+  if (key.exists) {
+    await trx
+      .updateTable("practice_question_memory")
+      .set(values)
+      .where("user_id", "=", key.userId)
+      .where("question_id", "=", key.questionId)
+      .execute();
+    return;
+  }
+  await trx
+    .insertInto("practice_question_memory")
+    .values({ user_id: key.userId, question_id: key.questionId, quiz_id: key.quizId, ...values })
+    .execute();
+}
+
+/** The memory table's primary key (user_id, question_id), as duplicate-key errors name it. */
+export const QUESTION_MEMORY_KEY = "PRIMARY";
+
+/** One row of the learner's memory of a quiz, as the due list shows it. */
+export interface MemoryRow {
+  questionId: string;
+  dueAt: Date;
+  lastAnsweredAt: Date;
+  lastCorrect: boolean;
+  reps: number;
+  lapses: number;
+}
+
+/**
+ * The live quiz's questions, by position then id, each with whether the
+ * learner has a memory of it (a primary-key lookup per question); undefined
+ * if the quiz is not live.
+ */
+export async function findQuizQuestionsAnswered(
+  db: Db,
+  userId: string,
+  quizId: string,
+): Promise<{ id: string; answered: boolean }[] | undefined> {
+  const rows = await db
+    .selectFrom(liveQuiz(db, quizId).as("live"))
+    .leftJoin("questions as q", (join) => join.on("q.quiz_id", "=", quizId))
+    .leftJoin("practice_question_memory as m", (join) =>
+      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
+    )
+    .select(["q.id", "q.position", "m.question_id as remembered"])
+    .execute();
+  if (rows.length === 0) return undefined;
+  return rows
+    .flatMap((r) =>
+      r.id === null || r.position === null
+        ? []
+        : [{ id: String(r.id), position: r.position, answered: r.remembered !== null }],
+    )
+    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
+    .map(({ id, answered }) => ({ id, answered }));
+}
+
+/**
+ * The learner's memory rows of a quiz due at or before `now`, earliest due
+ * first: one range of memory_by_due (user_id, quiz_id, due_at), whatever
+ * the learner's history on other quizzes.
+ */
+export async function findDueMemory(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<MemoryRow[]> {
+  const rows = await db
+    .selectFrom("practice_question_memory")
+    .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("due_at", "<=", now)
+    .orderBy("due_at")
+    .execute();
+  return rows.map((r) => ({
+    questionId: String(r.question_id),
+    dueAt: r.due_at,
+    lastAnsweredAt: r.last_answered_at,
+    lastCorrect: r.last_correct === 1,
+    reps: r.reps,
+    lapses: r.lapses,
+  }));
+}
+
+/** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */
+export async function findNextDueAt(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<Date | null> {
+  const row = await db
+    .selectFrom("practice_question_memory")
+    .select("due_at")
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("due_at", ">", now)
+    .orderBy("due_at")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.due_at ?? null;
+}
