@@ -12,11 +12,7 @@ import {
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import {
-  lockMemory,
-  QUESTION_MEMORY_KEY,
-  saveMemory,
-} from "../db/question-memory-repository.js";
+import { lockMemory, QUESTION_MEMORY_KEY, saveMemory } from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { rememberAnswer } from "../domain/memory.js";

@@ -139,7 +139,11 @@ async function startReview(
     if (due === undefined) throw errors.quizNotFound();
     const picked = due.questions.slice(0, MAX_REVIEW_QUESTIONS).map((q) => q.questionId);
     if (picked.length === 0) throw errors.nothingDue(due.nextDueAt);
-    await insertReviewSession(trx, { id, user_id: userId, quiz_id: quizId, started_at: now }, picked);
+    await insertReviewSession(
+      trx,
+      { id, user_id: userId, quiz_id: quizId, started_at: now },
+      picked,
+    );
     const snapshot = await findSnapshot(trx, id);
     const started = {
       id,

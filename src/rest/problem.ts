@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AnswerConflict } from "../app/errors.js";
+import { AnswerConflict, NothingDue } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
+import { isoTime } from "../domain/iso-time.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { codeHttpStatus, codeName } from "../rpc/connect-code.js";
@@ -16,6 +17,8 @@ export interface Problem {
   code: string;
   /** A 409 `already_exists` of an answer: the answer the question has, which stands. */
   stored_answer?: AnswerJson;
+  /** A 400 of a review start with nothing due: when the next question is (null: none answered). */
+  next_due_at?: string | null;
 }
 
 const TITLES: Record<number, string> = {
@@ -49,6 +52,11 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {
     const conflict = problem(409, codeName(err.code), err.rawMessage);
     return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
+  }
+  if (err instanceof NothingDue) {
+    const refused = problem(codeHttpStatus(err.code), codeName(err.code), err.rawMessage);
+    const next = err.nextDueAt;
+    return { ...refused, next_due_at: next ? isoTime(next.getTime()) : null };
   }
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);

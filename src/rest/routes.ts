@@ -10,6 +10,7 @@ import { clientGone } from "../ops/client-gone.js";
 import { recordOutcome } from "../ops/outcome.js";
 import {
   answerToJson,
+  dueQuestionsToJson,
   quizToJson,
   sessionDetailToJson,
   sessionToJson,
@@ -139,11 +140,19 @@ export async function restRoutes(
       const { session, created, questions } = await sessions.startSession(
         request.userId,
         request.params.quiz_id,
+        request.body.mode,
       );
       const body = sessionDetailToJson(session, session.answers, questions);
       if (!created) return reply.code(200).send(body);
       return reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`).send(body);
     },
+  );
+
+  app.get(
+    "/quizzes/:quiz_id/review",
+    { ...route, schema: schema(operations.listDueQuestions) },
+    async (request) =>
+      dueQuestionsToJson(await sessions.listDueQuestions(request.userId, request.params.quiz_id)),
   );
 
   app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {
