@@ -147,14 +147,7 @@ export async function findDueMemory(
   quizId: string,
   now: Date,
 ): Promise<MemoryRow[]> {
-  const rows = await db
-    .selectFrom("practice_question_memory")
-    .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
-    .where("user_id", "=", userId)
-    .where("quiz_id", "=", quizId)
-    .where("due_at", "<=", now)
-    .orderBy("due_at")
-    .execute();
+  const rows = await dueMemoryQuery(db, userId, quizId, now).execute();
   return rows.map((r) => ({
     questionId: String(r.question_id),
     dueAt: r.due_at,
@@ -165,6 +158,17 @@ export async function findDueMemory(
   }));
 }
 
+/** The statement of findDueMemory (bench/rows-read.ts EXPLAINs it). */
+export function dueMemoryQuery(db: Db, userId: string, quizId: string, now: Date) {
+  return db
+    .selectFrom("practice_question_memory")
+    .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("due_at", "<=", now)
+    .orderBy("due_at");
+}
+
 /** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */
 export async function findNextDueAt(
   db: Db,
@@ -172,14 +176,18 @@ export async function findNextDueAt(
   quizId: string,
   now: Date,
 ): Promise<Date | null> {
-  const row = await db
+  const row = await nextDueQuery(db, userId, quizId, now).executeTakeFirst();
+  return row?.due_at ?? null;
+}
+
+/** The statement of findNextDueAt (bench/rows-read.ts EXPLAINs it). */
+export function nextDueQuery(db: Db, userId: string, quizId: string, now: Date) {
+  return db
     .selectFrom("practice_question_memory")
     .select("due_at")
     .where("user_id", "=", userId)
     .where("quiz_id", "=", quizId)
     .where("due_at", ">", now)
     .orderBy("due_at")
-    .limit(1)
-    .executeTakeFirst();
-  return row?.due_at ?? null;
+    .limit(1);
 }
