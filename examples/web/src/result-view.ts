@@ -24,7 +24,8 @@ export class ResultView {
   /** Where the focus goes back to when a past session's review closes. */
   private opener: HTMLElement | undefined;
 
-  constructor() {
+  /** `onClose`: a past session's review was closed. */
+  constructor(private readonly onClose: () => void = () => {}) {
     this.ui.close.addEventListener("click", () => this.close());
   }
 
@@ -49,6 +50,8 @@ export class ResultView {
     this.ui.result.dataset.sessionId = session.id;
     this.ui.again.hidden = past;
     this.ui.close.hidden = !past;
+    // What is due next belongs to a session just completed, not to a past one (style.css).
+    this.ui.result.dataset.past = String(past);
     this.ui.heading.textContent = past
       ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
       : "Session complete";
@@ -97,6 +100,7 @@ export class ResultView {
 
   private close() {
     this.ui.result.hidden = true;
+    this.onClose();
     this.opener?.focus();
     this.opener = undefined;
   }
