@@ -125,6 +125,10 @@ describe("reviewing what one missed", () => {
     await expect.poll(() => feedbackOf(page, "Capital of Canada?").textContent()).toBe("✓ Correct");
     await page.getByRole("button", { name: "Complete session" }).click();
     await expect.poll(() => page.locator("#score").textContent()).toBe("100%");
+    expect(await page.locator("#result-heading").textContent()).toBe("Review session complete");
+    await expect
+      .poll(() => page.locator("#history tr").first().locator("td").nth(2).textContent())
+      .toBe("2 of 2 correct · review");
     await page.screenshot({ path: join(OUTPUT, "21-review-complete.png"), fullPage: true });
 
     const stored = await svc.rest("rita", "GET", `/sessions/${sessionId}`);

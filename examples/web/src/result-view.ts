@@ -1,7 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type {
-  PracticeSession,
-  SnapshotQuestion,
+import {
+  type PracticeSession,
+  SessionMode,
+  type SnapshotQuestion,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { scoreBand } from "./bands.js";
 import { dateTimeFormat, element, h } from "./dom.js";
@@ -54,7 +55,9 @@ export class ResultView {
     this.ui.result.dataset.past = String(past);
     this.ui.heading.textContent = past
       ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
-      : "Session complete";
+      : session.mode === SessionMode.REVIEW
+        ? "Review session complete"
+        : "Session complete";
     const score = session.scorePercentage ?? 0;
     const band = scoreBand(score);
     this.ui.score.textContent = `${score}%`;
