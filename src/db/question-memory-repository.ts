@@ -8,62 +8,76 @@ import { liveQuiz } from "./session-columns.js";
  * question (src/domain/memory.ts): one statement per function.
  */
 
-const memoryColumns = [
-  "due_at",
-  "last_answered_at",
-  "last_correct",
-  "reps",
-  "lapses",
-  "state",
-  "stability",
-  "difficulty",
-  "elapsed_days",
-  "scheduled_days",
-  "learning_steps",
+/** The memory columns of a row that LEFT JOINs practice_question_memory as `m`. */
+export const joinedMemoryColumns = [
+  "m.due_at as m_due_at",
+  "m.last_answered_at as m_last_answered_at",
+  "m.last_correct as m_last_correct",
+  "m.reps as m_reps",
+  "m.lapses as m_lapses",
+  "m.state as m_state",
+  "m.stability as m_stability",
+  "m.difficulty as m_difficulty",
+  "m.elapsed_days as m_elapsed_days",
+  "m.scheduled_days as m_scheduled_days",
+  "m.learning_steps as m_learning_steps",
 ] as const;
 
-/**
- * The learner's memory of a question, its row locked until the transaction
- * ends (so two answers to it run one after the other); undefined if none.
- */
-export async function lockMemory(
-  trx: Transaction<Database>,
-  userId: string,
-  questionId: string,
-): Promise<QuestionMemory | undefined> {
-  const row = await trx
-    .selectFrom("practice_question_memory")
-    .select(memoryColumns)
-    .where("user_id", "=", userId)
-    .where("question_id", "=", questionId)
-    .forUpdate()
-    .executeTakeFirst();
-  return (
-    row && {
-      dueAt: row.due_at,
-      lastAnsweredAt: row.last_answered_at,
-      lastCorrect: row.last_correct === 1,
-      reps: row.reps,
-      lapses: row.lapses,
-      state: row.state,
-      stability: row.stability,
-      difficulty: row.difficulty,
-      elapsedDays: row.elapsed_days,
-      scheduledDays: row.scheduled_days,
-      learningSteps: row.learning_steps,
-    }
-  );
+/** Nullable: a LEFT JOIN that found no memory. */
+export interface JoinedMemoryColumns {
+  m_due_at: Date | null;
+  m_last_answered_at: Date | null;
+  m_last_correct: number | null;
+  m_reps: number | null;
+  m_lapses: number | null;
+  m_state: number | null;
+  m_stability: number | null;
+  m_difficulty: number | null;
+  m_elapsed_days: number | null;
+  m_scheduled_days: number | null;
+  m_learning_steps: number | null;
+}
+
+/** The memory in a row of joinedMemoryColumns, or undefined when the join found none. */
+export function toMemory(row: JoinedMemoryColumns): QuestionMemory | undefined {
+  if (row.m_due_at === null || row.m_last_answered_at === null) return undefined;
+  return {
+    dueAt: row.m_due_at,
+    lastAnsweredAt: row.m_last_answered_at,
+    lastCorrect: row.m_last_correct === 1,
+    reps: Number(row.m_reps),
+    lapses: Number(row.m_lapses),
+    state: Number(row.m_state),
+    stability: Number(row.m_stability),
+    difficulty: Number(row.m_difficulty),
+    elapsedDays: Number(row.m_elapsed_days),
+    scheduledDays: Number(row.m_scheduled_days),
+    learningSteps: Number(row.m_learning_steps),
+  };
 }
 
 /**
- * Writes the learner's memory of a question: an insert for the first answer,
- * else an update of the row `lockMemory` read. A first insert that meets a row
- * written meanwhile (another cluster node) fails with a duplicate key on the
- * primary key (QUESTION_MEMORY_KEY): the caller runs the answer again.
+ * Thrown by saveMemory when the row changed since it was read (another
+ * answer to the question committed meanwhile): the answer runs again.
+ */
+export class MemoryMoved extends Error {
+  constructor() {
+    super("the question's memory changed since it was read");
+  }
+}
+
+/**
+ * Writes the learner's memory of a question after `previous` (as read in the
+ * same transaction): an insert for the first answer, else an update of that
+ * row only if it is still as read (its `reps`), or MemoryMoved. One statement
+ * either way. A first insert that meets a row written meanwhile fails with a
+ * duplicate key on the primary key (QUESTION_MEMORY_KEY): the caller runs the
+ * answer again, as it does after MemoryMoved.
  */
 export async function saveMemory(
   trx: Transaction<Database>,
-  key: { userId: string; quizId: string; questionId: string; exists: boolean },
+  key: { userId: string; quizId: string; questionId: string },
+  previous: QuestionMemory | undefined,
   m: QuestionMemory,
 ): Promise<void> {
   const values = {
@@ -79,13 +93,15 @@ export async function saveMemory(
     scheduled_days: m.scheduledDays,
     learning_steps: m.learningSteps,
   };
-  if (key.exists) {
-    await trx
+  if (previous !== undefined) {
+    const result = await trx
       .updateTable("practice_question_memory")
       .set(values)
       .where("user_id", "=", key.userId)
       .where("question_id", "=", key.questionId)
-      .execute();
+      .where("reps", "=", previous.reps)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new MemoryMoved();
     return;
   }
   await trx

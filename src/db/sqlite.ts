@@ -50,6 +50,9 @@ const TIME_COLUMNS = new Set([
   "due_at",
   "last_answered_at",
   "next_due_at",
+  // The memory's columns as an answer's statement joins them (question-memory-repository.ts).
+  "m_due_at",
+  "m_last_answered_at",
 ]);
 const ID_COLUMNS = new Set(["id", "quiz_id", "question_id", "study_guide_id", "answer_id"]);
 

@@ -4,7 +4,8 @@ import { type Card, createEmptyCard, fsrs, generatorParameters, Rating } from "t
 import { describe, expect, it } from "vitest";
 import { NothingDue } from "../../src/app/errors.js";
 import { Quizzes } from "../../src/app/quizzes.js";
-import { MAX_REVIEW_QUESTIONS } from "../../src/domain/memory.js";
+import { MemoryMoved, saveMemory } from "../../src/db/question-memory-repository.js";
+import { MAX_REVIEW_QUESTIONS, rememberAnswer } from "../../src/domain/memory.js";
 import { STALE_AFTER_MS } from "../../src/domain/session.js";
 import { insertQuestion, insertQuiz, snapshotOf } from "../support/fixtures.js";
 import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
@@ -144,6 +145,20 @@ describe("a learner's memory of each question (FSRS)", () => {
       w.sessions.submitAnswer(user, { sessionId: late.id, questionId: q2, userAnswer: right(2) }),
       Code.FailedPrecondition,
     );
+    expect(await memoryRows(user)).toEqual(before);
+  });
+
+  it("is never overwritten from a stale read: the write is refused and the answer runs again", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(w.db, { questions: 1 });
+    const [questionId] = quiz.questionIds as [string];
+    await practise(user, quiz.quizId, questionId, "no");
+    const before = await memoryRows(user);
+    const stale = rememberAnswer(undefined, true, w.clock.now());
+    const key = { userId: user, quizId: quiz.quizId, questionId };
+    await expect(
+      w.db.transaction().execute((trx) => saveMemory(trx, key, { ...stale, reps: 7 }, stale)),
+    ).rejects.toBeInstanceOf(MemoryMoved);
     expect(await memoryRows(user)).toEqual(before);
   });
 
