@@ -514,7 +514,8 @@ export class Practice implements SenderListener {
    * Brings a refused answer's question into view, its field focused so that
    * its feedback (the field's description) is read out: after the last
    * question the focus had moved on, maybe to a question far above. Not
-   * while the learner is typing another answer.
+   * while the learner is typing another answer: its feedback (a status) is
+   * announced all the same, and the page stays where they type.
    */
   private showRefusal(questionId: string) {
     const view = this.views.get(questionId);
@@ -522,7 +523,8 @@ export class Practice implements SenderListener {
     const active = document.activeElement;
     const typing =
       active instanceof HTMLInputElement && active !== view.input && active.value !== "";
-    if (!typing) view.input.focus({ preventScroll: true });
+    if (typing) return;
+    view.input.focus({ preventScroll: true });
     const keep = () => view.item.scrollIntoView({ block: "nearest" });
     keep();
     // Renders in the same turn (the progress, the sync notice) may move it.
