@@ -230,6 +230,7 @@ function jsonPageCost(): string {
       quizId: "0194f1c2-0000-7000-8000-000000000abc",
       startedAt: new Date(at - i * 60_000),
       completedAt: new Date(at - i * 60_000 + 30_000),
+      mode: "full",
       expiresAt: null,
       totalQuestions: 10,
       correctAnswers: 7,

@@ -1,17 +1,21 @@
+import type { Transaction } from "kysely";
+import type { Database } from "../db/database.js";
 import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
+  findAnswerContext,
   findLatestAnswerAt,
   findSessionWithAnswers,
-  findSnapshotQuestion,
   insertAnswer,
   lockSession,
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
+import { MemoryMoved, QUESTION_MEMORY_KEY, saveMemory } from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
+import { type QuestionMemory, rememberAnswer } from "../domain/memory.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -72,7 +76,7 @@ export async function submitAnswer(
     db.transaction().execute(async (trx): Promise<AnswerResult> => {
       const session = await lockSession(trx, userId, input.sessionId);
       if (session === undefined) throw errors.sessionNotFound();
-      const question = await findSnapshotQuestion(trx, input.sessionId, input.questionId);
+      const question = await findAnswerContext(trx, userId, input.sessionId, input.questionId);
       const stored = question?.answer;
       if (stored !== undefined) {
         if (stored.userAnswer !== input.userAnswer) throw errors.answerConflict(stored);
@@ -100,6 +104,8 @@ export async function submitAnswer(
         throw err;
       });
       await countAnswer(trx, input.sessionId, answer.isCorrect === true);
+      const key = { userId, quizId: session.quizId, questionId: input.questionId };
+      await rememberInTransaction(trx, key, question.memory, answer);
       const after = withProgress({
         ...session,
         correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
@@ -113,9 +119,32 @@ export async function submitAnswer(
       await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
       return { answer, session: after, created: true };
     });
-  // A duplicate key means another cluster node stored an answer meanwhile
-  // (row locks are not shared): the next attempt reads it and decides.
-  return retrying(submit, retry, (err) => isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY));
+  // A duplicate key means another cluster node stored an answer (or a first
+  // memory of the question) meanwhile, row locks not being shared; a memory
+  // that moved since it was read, another answer to the question: the next
+  // attempt reads it and decides.
+  return retrying(
+    submit,
+    retry,
+    (err) =>
+      isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) ||
+      isDuplicateKey(err, QUESTION_MEMORY_KEY) ||
+      err instanceof MemoryMoved,
+  );
+}
+
+/**
+ * The learner's memory of the question moves with every stored answer
+ * (domain/memory.ts), from the memory read with the question.
+ */
+async function rememberInTransaction(
+  trx: Transaction<Database>,
+  key: { userId: string; quizId: string; questionId: string },
+  previous: QuestionMemory | undefined,
+  answer: Answer,
+): Promise<void> {
+  const next = rememberAnswer(previous, answer.isCorrect === true, answer.answeredAt);
+  await saveMemory(trx, key, previous, next);
 }
 
 /**

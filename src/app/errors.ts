@@ -29,6 +29,8 @@ export const errors = {
   routeNotFound: () => new ConnectError("no such route", Code.NotFound),
   quizHasNoQuestions: () =>
     new ConnectError("quiz has no questions to practise", Code.FailedPrecondition),
+  /** A review start on a quiz none of whose questions is due for the caller. */
+  nothingDue: (nextDueAt: Date | null) => new NothingDue(nextDueAt),
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),
@@ -65,5 +67,19 @@ export class AnswerConflict extends ConnectError {
   // subclasses inherit: this one matches only its own instances.
   static override [Symbol.hasInstance](value: unknown): boolean {
     return Function.prototype[Symbol.hasInstance].call(AnswerConflict, value);
+  }
+}
+
+/**
+ * `failed_precondition` for a review start when no question is due, carrying
+ * when the next one is (null: the caller has answered none yet).
+ */
+export class NothingDue extends ConnectError {
+  constructor(readonly nextDueAt: Date | null) {
+    super("no question of this quiz is due for review yet", Code.FailedPrecondition);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(NothingDue, value);
   }
 }

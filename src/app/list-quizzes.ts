@@ -17,7 +17,8 @@ export interface QuizPage {
 
 /**
  * ListQuizzes: a page of the live quizzes by id, with the caller's sessions in
- * progress on each; the cursor is the previous page's last id.
+ * progress and questions due for review on each; the cursor is the previous
+ * page's last id.
  */
 export async function listQuizzes(
   reads: ReadRouting,
@@ -33,12 +34,14 @@ export async function listQuizzes(
   if (cursor !== undefined && !isDatabaseId(cursor)) {
     throw errors.invalidArgument("cursor is not a next_cursor this service returned");
   }
+  const now = clock.now();
   let quizzes: QuizListRow[];
   try {
     quizzes = await reads.read((db) =>
       listLiveQuizzes(db, {
         userId,
-        staleCutoff: staleCutoff(clock.now()),
+        staleCutoff: staleCutoff(now),
+        now,
         after: cursor,
         limit: limit + 1,
       }),

@@ -3,7 +3,8 @@ import { cancellable } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
-import type { Session, SessionProgress } from "../domain/session.js";
+import type { DueQuestions } from "../domain/memory.js";
+import type { Session, SessionMode, SessionProgress } from "../domain/session.js";
 import {
   type AnswerInput,
   type AnswerResult,
@@ -18,6 +19,7 @@ import {
   type SessionPage,
 } from "./read-sessions.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+import { listDueQuestions } from "./review.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { type StartResult, startSession } from "./start-session.js";
 
@@ -66,9 +68,19 @@ export class PracticeSessions {
     return cancellable(signal, () => listSessions(this.#ctx, userId, input));
   }
 
-  /** See start-session.ts `startSession`. */
-  startSession(userId: string, quizId: string, signal?: AbortSignal): Promise<StartResult> {
-    return cancellable(signal, () => startSession(this.#ctx, userId, quizId));
+  /** See start-session.ts `startSession`; `mode` defaults to the whole quiz. */
+  startSession(
+    userId: string,
+    quizId: string,
+    mode?: SessionMode,
+    signal?: AbortSignal,
+  ): Promise<StartResult> {
+    return cancellable(signal, () => startSession(this.#ctx, userId, quizId, mode));
+  }
+
+  /** See review.ts `listDueQuestions`. */
+  listDueQuestions(userId: string, quizId: string, signal?: AbortSignal): Promise<DueQuestions> {
+    return cancellable(signal, () => listDueQuestions(this.#ctx, userId, quizId));
   }
 
   /** See read-sessions.ts `getSession`. */

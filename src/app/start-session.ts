@@ -1,18 +1,21 @@
-import { isDuplicateKey } from "../db/errors.js";
+import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   deleteStaleSession,
   findSnapshot,
   findStartState,
+  insertReviewSession,
   insertSessionCountingQuestions,
   insertSnapshot,
   ONE_ACTIVE_SESSION_KEY,
 } from "../db/practice-sessions-repository.js";
 import { sessionExpired, sessionStarted } from "../domain/events.js";
+import { MAX_REVIEW_QUESTIONS } from "../domain/memory.js";
 import {
   isDatabaseId,
   isStale,
   type Session,
+  type SessionMode,
   type SessionProgress,
   type SnapshotQuestion,
   staleCutoff,
@@ -21,6 +24,7 @@ import {
 } from "../domain/session.js";
 import { outboxEvent } from "../events/cloud-event.js";
 import { errors } from "./errors.js";
+import { findDueQuestions } from "./review.js";
 import { retrying } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { requireWellFormed } from "./well-formed.js";
@@ -34,30 +38,37 @@ export interface StartResult {
 }
 
 /**
- * Starts a session on a live quiz, or resumes the user's in-progress one.
- * A stale in-progress session (started over 7 days ago) is deleted first,
- * and a fresh one created. When starts race, the unique key lets one
- * insert; the others read the winner's session and resume it.
+ * Starts a session on a live quiz, or resumes the user's in-progress one (of
+ * either mode). A stale in-progress session (started over 7 days ago) is
+ * deleted first, and a fresh one created: of the whole quiz, or in mode
+ * "review" of the questions due now (at most MAX_REVIEW_QUESTIONS, earliest
+ * due first). When starts race, the unique key lets one insert; the others
+ * read the winner's session and resume it.
  */
 export async function startSession(
   ctx: SessionsContext,
   userId: string,
   quizId: string,
+  mode: SessionMode = "full",
 ): Promise<StartResult> {
   requireWellFormed({ quiz_id: quizId });
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   return retrying(
-    () => startOnce(ctx, userId, quizId),
+    () => startOnce(ctx, userId, quizId, mode),
     ctx.retry,
-    (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY),
+    // A review snapshot's question deleted between its read and the insert:
+    // the next attempt reads what is due without it.
+    (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY) || isForeignKeyViolation(err),
   );
 }
 
 async function startOnce(
-  { db, clock, newSessionId }: SessionsContext,
+  ctx: SessionsContext,
   userId: string,
   quizId: string,
+  mode: SessionMode,
 ): Promise<StartResult> {
+  const { db, clock } = ctx;
   const now = clock.now();
   const state = await findStartState(db, userId, quizId);
   if (state === undefined) throw errors.quizNotFound();
@@ -77,7 +88,8 @@ async function startOnce(
     });
   }
 
-  const id = newSessionId();
+  if (mode === "review") return startReview(ctx, userId, quizId, now);
+  const id = ctx.newSessionId();
   const snapshot = await db.transaction().execute(async (trx) => {
     const inserted = await insertSessionCountingQuestions(trx, {
       id,
@@ -88,7 +100,7 @@ async function startOnce(
     if (inserted === 0) return [];
     await insertSnapshot(trx, id, quizId);
     const snapshot = await findSnapshot(trx, id);
-    const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length };
+    const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length, mode };
     await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
     return snapshot;
   });
@@ -103,6 +115,57 @@ async function startOnce(
       totalQuestions: snapshot.length,
       correctAnswers: 0,
       answeredQuestions: 0,
+      mode: "full",
+      answers: [],
+    }),
+    questions: toSnapshot(snapshot, false),
+  };
+}
+
+/**
+ * Creates a review session: its snapshot is what is due at `now`, read in
+ * the insert's transaction; nothing due is `failed_precondition` with the
+ * next due time.
+ */
+async function startReview(
+  { db, newSessionId }: SessionsContext,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<StartResult> {
+  const id = newSessionId();
+  const snapshot = await db.transaction().execute(async (trx) => {
+    const due = await findDueQuestions(trx, userId, quizId, now);
+    if (due === undefined) throw errors.quizNotFound();
+    const picked = due.questions.slice(0, MAX_REVIEW_QUESTIONS).map((q) => q.questionId);
+    if (picked.length === 0) throw errors.nothingDue(due.nextDueAt);
+    await insertReviewSession(
+      trx,
+      { id, user_id: userId, quiz_id: quizId, started_at: now },
+      picked,
+    );
+    const snapshot = await findSnapshot(trx, id);
+    const started = {
+      id,
+      quizId,
+      startedAt: now,
+      totalQuestions: snapshot.length,
+      mode: "review" as const,
+    };
+    await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
+    return snapshot;
+  });
+  return {
+    created: true,
+    session: withProgress({
+      id,
+      quizId,
+      startedAt: now,
+      completedAt: null,
+      totalQuestions: snapshot.length,
+      correctAnswers: 0,
+      answeredQuestions: 0,
+      mode: "review",
       answers: [],
     }),
     questions: toSnapshot(snapshot, false),

@@ -19,6 +19,7 @@ export interface Database {
   practice_session_questions: PracticeSessionQuestionTable;
   practice_session_answers: PracticeSessionAnswerTable;
   practice_outbox: OutboxTable;
+  practice_question_memory: QuestionMemoryTable;
 }
 
 /** A database handle or an open transaction: repositories take either. */
@@ -66,6 +67,8 @@ export interface PracticeSessionTable {
   answered_questions: Generated<number>;
   /** 1 while in progress, else NULL: the unique key (user_id, quiz_id, active) allows one. */
   active: GeneratedAlways<1 | null>;
+  /** What the snapshot holds: the whole quiz, or the questions due at start (default 'full'). */
+  mode: ColumnType<"full" | "review", "full" | "review" | undefined, never>;
 }
 
 export interface PracticeSessionQuestionTable {
@@ -100,6 +103,32 @@ export interface OutboxTable {
   body: string;
   /** A relay's claim on the row, epoch ms; 0 when unclaimed. BIGINT: a string on MySQL. */
   lease_until: ColumnType<string | number, number | undefined, number>;
+}
+
+/**
+ * One learner's FSRS memory of one question (src/domain/memory.ts): ts-fsrs's
+ * Card, column for column; gone with the question (ON DELETE CASCADE).
+ */
+export interface QuestionMemoryTable {
+  user_id: string;
+  question_id: string;
+  /** The question's quiz, for the index that finds what is due per quiz. */
+  quiz_id: string;
+  /** Card.due */
+  due_at: Date;
+  /** Card.last_review */
+  last_answered_at: Date;
+  /** BOOLEAN: mysql2 reads 0/1. */
+  last_correct: ColumnType<number, boolean, boolean>;
+  reps: number;
+  lapses: number;
+  /** Card.state: 0 new, 1 learning, 2 review, 3 relearning. */
+  state: number;
+  stability: number;
+  difficulty: number;
+  elapsed_days: number;
+  scheduled_days: number;
+  learning_steps: number;
 }
 
 export type PracticeSessionRow = Selectable<PracticeSessionTable>;

@@ -9,6 +9,7 @@ const session = {
   total_questions: 3,
   correct_answers: 1,
   answered_questions: 2,
+  mode: "full" as const,
 };
 const answer = (id: string, at: string) => ({
   ...session,

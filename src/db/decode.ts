@@ -13,6 +13,7 @@ export interface SummaryColumns {
   total_questions: number | null;
   correct_answers: number | null;
   answered_questions: number | null;
+  mode: "full" | "review" | null;
 }
 
 export interface AnswerColumns {
@@ -25,14 +26,16 @@ export interface AnswerColumns {
 
 /** The session of a row, or undefined when the row has none (a LEFT JOIN that matched nothing). */
 export function toSummary(row: SummaryColumns): SessionSummary | undefined {
-  const { id, quiz_id, started_at, total_questions, correct_answers, answered_questions } = row;
+  const { id, quiz_id, started_at, total_questions, correct_answers, answered_questions, mode } =
+    row;
   if (id === null) return undefined;
   if (
     quiz_id === null ||
     started_at === null ||
     total_questions === null ||
     correct_answers === null ||
-    answered_questions === null
+    answered_questions === null ||
+    mode === null
   ) {
     // NOT NULL columns of a matched row: only a broken statement gets here.
     throw new Error("a session row with null columns");
@@ -45,6 +48,7 @@ export function toSummary(row: SummaryColumns): SessionSummary | undefined {
     totalQuestions: total_questions,
     correctAnswers: correct_answers,
     answeredQuestions: answered_questions,
+    mode,
   };
 }
 

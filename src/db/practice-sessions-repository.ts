@@ -1,7 +1,9 @@
 import { sql, type Transaction } from "kysely";
+import type { QuestionMemory } from "../domain/memory.js";
 import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
 import { toSession, toStoredAnswer, toSummary } from "./decode.js";
+import { joinedMemoryColumns, toMemory } from "./question-memory-repository.js";
 import { liveQuiz, summaryColumns } from "./session-columns.js";
 
 /**
@@ -21,6 +23,7 @@ const sessionWithAnswerColumns = [
   "s.total_questions",
   "s.correct_answers",
   "s.answered_questions",
+  "s.mode",
   "a.id as answer_id",
   "a.question_id",
   "a.user_answer",
@@ -138,6 +141,51 @@ export async function findSnapshotQuestion(
     .where("sq.question_id", "=", questionId)
     .executeTakeFirst();
   return row && { correctAnswer: row.correct_answer, answer: toStoredAnswer(row) };
+}
+
+/**
+ * findSnapshotQuestion, and in the same statement the user's memory of the
+ * question (a primary-key lookup): what an answer needs, in one round trip.
+ */
+export async function findAnswerContext(
+  db: Db,
+  userId: string,
+  sessionId: string,
+  questionId: string,
+): Promise<
+  | { correctAnswer: string; answer: Answer | undefined; memory: QuestionMemory | undefined }
+  | undefined
+> {
+  const row = await db
+    .selectFrom("practice_session_questions as sq")
+    .innerJoin("questions as q", "q.id", "sq.question_id")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .leftJoin("practice_question_memory as m", (join) =>
+      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "sq.question_id"),
+    )
+    .select([
+      "q.correct_answer",
+      "a.id as answer_id",
+      "a.question_id",
+      "a.user_answer",
+      "a.is_correct",
+      "a.answered_at",
+      ...joinedMemoryColumns,
+    ])
+    .where("sq.session_id", "=", sessionId)
+    .where("sq.question_id", "=", questionId)
+    .executeTakeFirst();
+  return (
+    row && {
+      correctAnswer: row.correct_answer,
+      answer: toStoredAnswer(row),
+      memory: toMemory(row),
+    }
+  );
 }
 
 /** The unique key that allows one answer per question and session. */
@@ -266,4 +314,30 @@ export async function insertSnapshot(
     )
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/**
+ * Inserts a review session and its snapshot: `questionIds` numbered 1..n in
+ * the order given. Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if one is
+ * in progress, and a foreign-key violation if a question is gone meanwhile.
+ */
+export async function insertReviewSession(
+  trx: Transaction<Database>,
+  session: Omit<NewPracticeSession, "total_questions" | "correct_answers" | "mode">,
+  questionIds: readonly string[],
+): Promise<void> {
+  await trx
+    .insertInto("practice_sessions")
+    .values({ ...session, total_questions: questionIds.length, mode: "review" })
+    .execute();
+  await trx
+    .insertInto("practice_session_questions")
+    .values(
+      questionIds.map((questionId, i) => ({
+        session_id: session.id,
+        position: i + 1,
+        question_id: questionId,
+      })),
+    )
+    .execute();
 }

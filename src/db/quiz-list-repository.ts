@@ -8,15 +8,24 @@ export interface QuizListRow {
   title: string;
   questionCount: number;
   inProgressSessions: number;
+  /** `userId`'s questions of the quiz due for review at `now`. */
+  dueCount: number;
 }
 
 /**
  * Up to `limit` live quizzes with ids above `after`, by id, each with its question
- * count and `userId`'s unexpired sessions in progress (correlated counts on indexes).
+ * count, `userId`'s unexpired sessions in progress and questions due at `now`
+ * (correlated counts on indexes).
  */
 export async function listLiveQuizzes(
   db: Db,
-  query: { userId: string; staleCutoff: Date; after: string | undefined; limit: number },
+  query: {
+    userId: string;
+    staleCutoff: Date;
+    now: Date;
+    after: string | undefined;
+    limit: number;
+  },
 ): Promise<QuizListRow[]> {
   let select = db
     .selectFrom("quizzes as z")
@@ -38,6 +47,13 @@ export async function listLiveQuizzes(
         .where("s.completed_at", "is", null)
         .where("s.started_at", ">=", query.staleCutoff)
         .as("in_progress"),
+      eb
+        .selectFrom("practice_question_memory as m")
+        .select(sql<number>`count(*)`.as("n"))
+        .where("m.user_id", "=", query.userId)
+        .whereRef("m.quiz_id", "=", "z.id")
+        .where("m.due_at", "<=", query.now)
+        .as("due"),
     ])
     .where("z.deleted_at", "is", null)
     .where("g.deleted_at", "is", null);
@@ -49,5 +65,6 @@ export async function listLiveQuizzes(
     title: r.title,
     questionCount: Number(r.question_count ?? 0),
     inProgressSessions: Number(r.in_progress ?? 0),
+    dueCount: Number(r.due ?? 0),
   }));
 }

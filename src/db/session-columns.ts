@@ -22,4 +22,5 @@ export const summaryColumns = [
   "total_questions",
   "correct_answers",
   "answered_questions",
+  "mode",
 ] as const;

@@ -48,6 +48,12 @@ const TIME_COLUMNS = new Set([
   "answered_at",
   "deleted_at",
   "created_at",
+  "due_at",
+  "last_answered_at",
+  "next_due_at",
+  // The memory's columns as an answer's statement joins them (question-memory-repository.ts).
+  "m_due_at",
+  "m_last_answered_at",
 ]);
 const ID_COLUMNS = new Set(["id", "quiz_id", "question_id", "study_guide_id", "answer_id"]);
 

@@ -1,5 +1,5 @@
 import { scorePercentage } from "./scoring.js";
-import type { Session, SessionSummary } from "./session.js";
+import type { Session, SessionMode, SessionSummary } from "./session.js";
 
 /**
  * The events a committed change of a session produces, as plain facts. The
@@ -26,6 +26,7 @@ interface Common {
 
 export interface SessionStartedData extends Common {
   startedAt: Date;
+  mode: SessionMode;
 }
 export interface AnswerSubmittedData extends Common {
   questionId: string;
@@ -56,7 +57,7 @@ export type SessionEvent =
 
 export function sessionStarted(
   userId: string,
-  s: Pick<SessionSummary, "id" | "quizId" | "startedAt" | "totalQuestions">,
+  s: Pick<SessionSummary, "id" | "quizId" | "startedAt" | "totalQuestions" | "mode">,
 ): SessionEvent {
   return {
     type: "practice.session.started",
@@ -67,6 +68,7 @@ export function sessionStarted(
       quizId: s.quizId,
       startedAt: s.startedAt,
       totalQuestions: s.totalQuestions,
+      mode: s.mode,
     },
   };
 }

@@ -12,6 +12,9 @@ export interface Answer {
   answeredAt: Date;
 }
 
+/** What a session's snapshot holds: the whole quiz, or the learner's questions due at start. */
+export type SessionMode = "full" | "review";
+
 export interface SessionSummary {
   id: string;
   quizId: string;
@@ -21,6 +24,7 @@ export interface SessionSummary {
   correctAnswers: number;
   /** How many answers the session holds. */
   answeredQuestions: number;
+  mode: SessionMode;
 }
 
 export interface Session extends SessionSummary {

@@ -13,6 +13,8 @@ export interface Problem {
   code: string;
   /** A 409 `already_exists` of an answer: the answer the question has, which stands (REST). */
   stored_answer?: unknown;
+  /** A 400 of a review start with nothing due: when the next question is (null: none answered). */
+  next_due_at?: string | null;
 }
 
 const TITLES: Record<number, string> = {

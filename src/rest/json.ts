@@ -1,4 +1,5 @@
 import { isoTime } from "../domain/iso-time.js";
+import type { DueQuestions } from "../domain/memory.js";
 import type { Quiz } from "../domain/quiz.js";
 import type {
   Answer,
@@ -8,6 +9,7 @@ import type {
 } from "../domain/session.js";
 import type {
   AnswerJson,
+  DueQuestionsJson,
   QuizJson,
   SessionDetailJson,
   SessionJson,
@@ -34,6 +36,25 @@ export function summaryToJson(s: View): SessionSummaryJson {
     score_percentage: s.scorePercentage,
     answered_questions: s.answeredQuestions,
     expires_at: s.expiresAt ? isoTime(s.expiresAt.getTime()) : null,
+    mode: s.mode,
+  };
+}
+
+/** GET /quizzes/{quiz_id}/review. */
+export function dueQuestionsToJson(due: DueQuestions): DueQuestionsJson {
+  return {
+    questions: due.questions.map((q) => ({
+      question_id: q.questionId,
+      position: q.position,
+      due_at: isoTime(q.dueAt.getTime()),
+      last_answered_at: isoTime(q.lastAnsweredAt.getTime()),
+      last_correct: q.lastCorrect,
+      reps: q.reps,
+      lapses: q.lapses,
+    })),
+    due_count: due.questions.length,
+    new_count: due.newCount,
+    next_due_at: due.nextDueAt ? isoTime(due.nextDueAt.getTime()) : null,
   };
 }
 

@@ -34,6 +34,10 @@ export async function openApiGenerator(app: App) {
       tags: [
         { name: "sessions", description: "Practice sessions on a quiz." },
         { name: "quizzes", description: "Quiz content." },
+        {
+          name: "review",
+          description: "Spaced repetition: the caller's questions due for review (FSRS).",
+        },
       ],
       components: {
         securitySchemes: {

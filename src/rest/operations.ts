@@ -4,9 +4,11 @@ import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
   AnswerConflictProblem,
   AnswerResult,
+  DueQuestions,
   ListQuery,
   NewAnswer,
   NoOptions,
+  NothingDueProblem,
   Problem,
   Quiz,
   QuizParams,
@@ -14,6 +16,7 @@ import {
   SessionDetail,
   SessionPage,
   SessionParams,
+  StartOptions,
 } from "./schemas.js";
 
 /**
@@ -24,6 +27,11 @@ import {
 export const json = <T extends TSchema>(description: string, schema: T) => ({
   description,
   content: { "application/json": { schema } },
+});
+
+/** One named example of a problem+json body. */
+const problemExample = (status: number, code: string, detail: string) => ({
+  value: { type: "about:blank", title: titleOf(status), status, detail, code },
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
@@ -39,7 +47,7 @@ export const problems = (
       examples: Object.fromEntries(
         Object.entries(examples).map(([name, [code, detail]]) => [
           name,
-          { value: { type: "about:blank", title: titleOf(status), status, detail, code } },
+          problemExample(status, code, detail),
         ]),
       ),
     },
@@ -141,9 +149,13 @@ export const startSession = {
     "Creates a session that freezes the quiz's current questions (201), or returns the " +
     "caller's in-progress session with its answers (200), with its snapshot either way. An " +
     "in-progress session started more than 7 days ago is deleted first. A quiz without " +
-    "questions is 400 `failed_precondition`. No body, or a JSON object: there are no options.",
+    'questions is 400 `failed_precondition`. No body, `{}` or `{"mode":"full"}`: the ' +
+    'whole quiz. `{"mode":"review"}`: the caller\'s questions due for review now (at ' +
+    "most 20, earliest due first; see `GET /quizzes/{quiz_id}/review`), or 400 " +
+    "`failed_precondition` with `next_due_at` when none is; an in-progress session of " +
+    "either mode is resumed all the same.",
   params: QuizParams,
-  body: NoOptions,
+  body: StartOptions,
   response: {
     201: {
       ...json("A new session, with no answers.", SessionDetail),
@@ -155,13 +167,56 @@ export const startSession = {
       },
     },
     200: json("The caller's in-progress session, with its answers so far.", SessionDetail),
-    400: problems(400, "The quiz has no questions, or the body is not empty or a JSON object.", {
-      noQuestions: ["failed_precondition", "quiz has no questions to practise"],
-      body: ["invalid_argument", "request body must be empty or a JSON object"],
-    }),
+    400: {
+      description:
+        "The quiz has no questions, a review start finds nothing due (`next_due_at`), or " +
+        "the body is not empty or a JSON object with a valid `mode`.",
+      content: {
+        "application/problem+json": {
+          schema: Type.Union([NothingDueProblem, Problem]),
+          examples: {
+            noQuestions: problemExample(
+              400,
+              "failed_precondition",
+              "quiz has no questions to practise",
+            ),
+            nothingDue: {
+              value: {
+                ...problemExample(
+                  400,
+                  "failed_precondition",
+                  "no question of this quiz is due for review yet",
+                ).value,
+                next_due_at: "2026-11-23T09:41:00.000Z",
+              },
+            },
+            body: problemExample(
+              400,
+              "invalid_argument",
+              "request body must be empty or a JSON object",
+            ),
+            mode: problemExample(400, "invalid_argument", 'mode must be "full" or "review"'),
+          },
+        },
+      },
+    },
     415: unsupportedMediaType,
     ...quizErrors,
   },
+};
+
+export const listDueQuestions = {
+  operationId: "listDueQuestions",
+  tags: ["review"],
+  summary: "The caller's questions of a quiz due for review now",
+  description:
+    "Spaced repetition over the caller's own answers: every stored answer, in any session, " +
+    "schedules its question with FSRS (ts-fsrs 5, default parameters, fuzz off; correct = " +
+    "Good, wrong = Again, at `answered_at`). Due now (`due_at` at or before now), earliest " +
+    "due first, then by position; `new_count` live questions never answered; `next_due_at` " +
+    "the earliest due time after now. The same 404 as the list.",
+  params: QuizParams,
+  response: { 200: json("What is due.", DueQuestions), ...quizErrors },
 };
 
 export const getSession = {

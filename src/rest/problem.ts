@@ -1,7 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeHttpStatus, codeName } from "../app/connect-codes.js";
-import { AnswerConflict } from "../app/errors.js";
+import { AnswerConflict, NothingDue } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
+import { isoTime } from "../domain/iso-time.js";
 import { type Problem, problem } from "../edge/problem-json.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
@@ -20,6 +21,11 @@ export function toProblem(err: unknown): Problem {
   if (err instanceof AnswerConflict) {
     const conflict = problem(409, codeName(err.code), err.rawMessage);
     return { ...conflict, stored_answer: answerToJson(err.storedAnswer) };
+  }
+  if (err instanceof NothingDue) {
+    const refused = problem(codeHttpStatus(err.code), codeName(err.code), err.rawMessage);
+    const next = err.nextDueAt;
+    return { ...refused, next_due_at: next ? isoTime(next.getTime()) : null };
   }
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);

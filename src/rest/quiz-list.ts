@@ -21,6 +21,11 @@ export const QuizSummary = Type.Object(
       description:
         "The caller's sessions on the quiz in progress and not expired (at most one: a start resumes it).",
     }),
+    due_count: Type.Integer({
+      minimum: 0,
+      description:
+        "The caller's questions of the quiz due for review now (`GET /quizzes/{quiz_id}/review`).",
+    }),
   },
   { description: "A live quiz as a list shows it." },
 );
@@ -52,7 +57,8 @@ export type QuizListJson = Static<typeof QuizList>;
 export const listQuizzes = {
   operationId: "listQuizzes",
   tags: ["quizzes"],
-  summary: "List the live quizzes, with the caller's sessions in progress on each",
+  summary:
+    "List the live quizzes, with the caller's sessions in progress and questions due on each",
   description:
     "Live quizzes on live study guides, by id, in keyset pages; deleted ones are left out. " +
     "Each query parameter may be given at most once.",
@@ -76,6 +82,7 @@ export function quizPageToJson(page: QuizPage): QuizListJson {
       title: q.title,
       question_count: q.questionCount,
       in_progress_sessions: q.inProgressSessions,
+      due_count: q.dueCount,
     })),
     next_cursor: page.nextCursor,
     has_more: page.hasMore,

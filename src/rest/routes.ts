@@ -8,6 +8,7 @@ import { type ApiCallOptions, apiCalls } from "../edge/api-calls.js";
 import type { Call } from "../edge/call.js";
 import {
   answerToJson,
+  dueQuestionsToJson,
   quizToJson,
   sessionDetailToJson,
   sessionToJson,
@@ -134,12 +135,23 @@ export async function restRoutes(
     { ...route, schema: schema(operations.startSession) },
     async (request, reply) => {
       const { session, created, questions } = await work(request, (signal) =>
-        sessions.startSession(request.userId, request.params.quiz_id, signal),
+        sessions.startSession(request.userId, request.params.quiz_id, request.body.mode, signal),
       );
       const body = sessionDetailToJson(session, session.answers, questions);
       if (!created) return reply.code(200).send(body);
       return reply.code(201).header("location", `${app.prefix}/sessions/${session.id}`).send(body);
     },
+  );
+
+  app.get(
+    "/quizzes/:quiz_id/review",
+    { ...route, schema: schema(operations.listDueQuestions) },
+    async (request) =>
+      dueQuestionsToJson(
+        await work(request, (signal) =>
+          sessions.listDueQuestions(request.userId, request.params.quiz_id, signal),
+        ),
+      ),
   );
 
   app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {

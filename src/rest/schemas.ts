@@ -12,6 +12,12 @@ const DatabaseId = (description?: string) =>
 const Time = (description?: string) =>
   Type.String({ format: "date-time", ...(description && { description }) });
 
+const Mode = Type.Union([Type.Literal("full"), Type.Literal("review")], {
+  description:
+    "`full`: the quiz's questions at start. `review`: the caller's questions due for " +
+    "review at start (at most 20, earliest due first).",
+});
+
 const summaryFields = {
   id: Type.String({ format: "uuid", description: "Session id, a UUIDv7." }),
   quiz_id: DatabaseId("The quiz's id: a decimal string."),
@@ -40,6 +46,7 @@ const summaryFields = {
         "`failed_precondition` and the next start replaces the session. null once completed.",
     ),
   ),
+  mode: Mode,
 };
 
 /** A session without its answers: an item of a list page. */
@@ -126,6 +133,37 @@ const problemFields = {
   }),
 };
 
+export const DueQuestion = Type.Object({
+  question_id: DatabaseId(),
+  position: Type.Integer({ minimum: 1, description: "1-based order in the quiz now." }),
+  due_at: Time("When the question falls due for review (FSRS)."),
+  last_answered_at: Time("When the caller last answered it, in any session."),
+  last_correct: Type.Boolean({ description: "Whether that last answer was correct." }),
+  reps: Type.Integer({ minimum: 0, description: "Answers to it so far (FSRS reps)." }),
+  lapses: Type.Integer({
+    minimum: 0,
+    description: "Wrong answers once it had been learned (FSRS lapses).",
+  }),
+});
+
+/** GET /quizzes/{quiz_id}/review. */
+export const DueQuestions = Type.Object(
+  {
+    questions: Type.Array(DueQuestion, {
+      description: "Due now: earliest due first, then by position.",
+    }),
+    due_count: Type.Integer({ minimum: 0, description: "The number of `questions`." }),
+    new_count: Type.Integer({
+      minimum: 0,
+      description: "Live questions of the quiz the caller never answered.",
+    }),
+    next_due_at: nullable(
+      Time("The earliest due time after now; null when no answered question falls due later."),
+    ),
+  },
+  { description: "The caller's questions of the quiz due for review (spaced repetition)." },
+);
+
 /** RFC 9457 problem details, plus `code`, the Connect error code. */
 export const Problem = Type.Object(problemFields, {
   description: "RFC 9457 problem details, plus `code`, the Connect error code.",
@@ -143,6 +181,21 @@ export const AnswerConflictProblem = Type.Object(
   {
     description:
       "RFC 9457 problem details with `code` `already_exists` and the stored answer " +
+      "(an extension member).",
+  },
+);
+
+/** The 400 of a review start with nothing due: the problem, plus when the next question is. */
+export const NothingDueProblem = Type.Object(
+  {
+    ...problemFields,
+    next_due_at: nullable(
+      Time("When the next question falls due; null when the caller has answered none yet."),
+    ),
+  },
+  {
+    description:
+      "RFC 9457 problem details with `code` `failed_precondition` and `next_due_at` " +
       "(an extension member).",
   },
 );
@@ -180,6 +233,12 @@ export const ListQuery = Type.Object({
   ),
 });
 
+/** A start's options: none (the whole quiz), or `mode`. Other fields are ignored. */
+export const StartOptions = Type.Object(
+  { mode: Type.Optional(Mode) },
+  { description: 'No body, `{}`, `{"mode":"full"}` (the whole quiz) or `{"mode":"review"}`.' },
+);
+
 /** POST bodies without options: none, or any JSON object (its fields are ignored). */
 export const NoOptions = Type.Object({}, { description: "No body, or a JSON object." });
 
@@ -199,6 +258,7 @@ export type SessionJson = Static<typeof Session>;
 export type SessionDetailJson = Static<typeof SessionDetail>;
 export type SessionPageJson = Static<typeof SessionPage>;
 export type QuizJson = Static<typeof Quiz>;
+export type DueQuestionsJson = Static<typeof DueQuestions>;
 export type ProblemJson = Static<typeof Problem>;
 /** Names the tests use. */
 export type SummaryJson = SessionSummaryJson;

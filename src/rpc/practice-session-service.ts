@@ -1,15 +1,23 @@
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AnswerConflictSchema,
+  NothingDueSchema,
   type PracticeSessionService,
+  SessionMode,
   SessionStatus,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { AnswerConflict, errors } from "../app/errors.js";
+import { AnswerConflict, errors, NothingDue } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
-import type { SessionStatus as Status } from "../domain/session.js";
+import type { SessionMode as Mode, SessionStatus as Status } from "../domain/session.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { callSignal } from "./call-interceptor.js";
-import { answerToProto, sessionToProto, snapshotQuestionToProto } from "./to-proto.js";
+import {
+  answerToProto,
+  dueQuestionsToProto,
+  sessionToProto,
+  snapshotQuestionToProto,
+  timestamp,
+} from "./to-proto.js";
 
 /**
  * PracticeSessionService over Connect, gRPC and gRPC-Web: parse the request,
@@ -41,11 +49,9 @@ export function practiceSessionService(
     },
 
     async startSession(req, ctx) {
-      const { session, created, questions } = await sessions.startSession(
-        userId(ctx),
-        req.quizId,
-        callSignal(ctx.values),
-      );
+      const { session, created, questions } = await sessions
+        .startSession(userId(ctx), req.quizId, modeFromProto(req.mode), callSignal(ctx.values))
+        .catch(withNextDueAt);
       return {
         $typeName: "practice.v1.StartSessionResponse",
         session: sessionToProto(session, session.answers),
@@ -93,7 +99,24 @@ export function practiceSessionService(
         session: sessionToProto(session, session.answers),
       };
     },
+
+    async listDueQuestions(req, ctx) {
+      return dueQuestionsToProto(
+        await sessions.listDueQuestions(userId(ctx), req.quizId, callSignal(ctx.values)),
+      );
+    },
   };
+}
+
+/** A review start with nothing due gets the next due time as a typed error detail (practice.v1.NothingDue). */
+function withNextDueAt(err: unknown): never {
+  if (err instanceof NothingDue && err.details.length === 0) {
+    err.details.push({
+      desc: NothingDueSchema,
+      value: { nextDueAt: err.nextDueAt ? timestamp(err.nextDueAt) : undefined },
+    });
+  }
+  throw err;
 }
 
 /** An AnswerConflict gets its stored answer as a typed error detail (practice.v1.AnswerConflict). */
@@ -125,5 +148,17 @@ function statusFromProto(status: SessionStatus): Status | undefined {
     default:
       // Enums are open: a newer client can send a value this server does not know.
       throw errors.invalidArgument(`unknown status ${status as number}`);
+  }
+}
+
+function modeFromProto(mode: SessionMode): Mode {
+  switch (mode) {
+    case SessionMode.UNSPECIFIED:
+    case SessionMode.FULL:
+      return "full";
+    case SessionMode.REVIEW:
+      return "review";
+    default:
+      throw errors.invalidArgument(`unknown mode ${mode as number}`);
   }
 }

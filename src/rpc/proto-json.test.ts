@@ -5,13 +5,14 @@ import {
   ScalarType,
   toJsonString,
 } from "@bufbuild/protobuf";
-import { type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { DurationSchema, type Timestamp, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   AnswerConflictSchema,
   ListSessionsRequestSchema,
   ListSessionsResponseSchema,
+  NothingDueSchema,
   PracticeSessionService,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
@@ -22,6 +23,7 @@ import { sessionToProto } from "./to-proto.js";
 const OUTPUTS = [
   ...[PracticeSessionService, QuizService].flatMap((s) => s.methods.map((m) => m.output)),
   AnswerConflictSchema,
+  NothingDueSchema,
 ];
 
 /** What protobuf-es writes, or the message of what it throws. */
@@ -75,6 +77,15 @@ function scalar(type: ScalarType): fc.Arbitrary<unknown> {
   }
 }
 
+/** An enum's values, an unknown number now and then (enums are open), and what protobuf-es refuses. */
+function enumValue(values: readonly { number: number }[]): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    fc.constantFrom(...values.map((v) => v.number)),
+    fc.integer(INT32),
+    fc.constantFrom(Number.NaN, 1.5, "1"),
+  );
+}
+
 /** Any value of `field`, field kinds as the practice API's responses have them. */
 function fieldValue(field: DescField, depth: number): fc.Arbitrary<unknown> {
   const message = (schema: DescMessage) =>
@@ -82,6 +93,8 @@ function fieldValue(field: DescField, depth: number): fc.Arbitrary<unknown> {
   switch (field.fieldKind) {
     case "scalar":
       return scalar(field.scalar);
+    case "enum":
+      return enumValue(field.enum.values);
     case "message":
       return message(field.message);
     case "list":
@@ -153,6 +166,7 @@ describe("compileJsonWriter: protobuf-es's JSON, byte for byte", () => {
       correctAnswers: 0,
       scorePercentage: null,
       answeredQuestions: 0,
+      mode: "full",
     });
     const page = create(ListSessionsResponseSchema, { sessions: [session], hasMore: true });
     const out = written(ListSessionsResponseSchema, page);
@@ -162,13 +176,16 @@ describe("compileJsonWriter: protobuf-es's JSON, byte for byte", () => {
       quizId: "q1",
       startedAt: "2026-05-01T10:00:00.123Z",
       totalQuestions: 3,
+      mode: "SESSION_MODE_FULL",
     });
   });
 
-  it("leaves to protobuf-es what it does not write: a message of another type, enums, write options", () => {
+  it("leaves to protobuf-es what it does not write: a message of another type, int64, write options", () => {
     const write = compileJsonWriter(ListSessionsResponseSchema) as (m: object) => unknown;
     expect(write(create(AnswerConflictSchema, {}))).toBeUndefined();
-    expect(compileJsonWriter(ListSessionsRequestSchema)).toBeUndefined();
+    // A Duration's seconds are int64, which this writer leaves alone.
+    expect(compileJsonWriter(DurationSchema)).toBeUndefined();
+    expect(compileJsonWriter(ListSessionsRequestSchema)).toBeDefined();
     expect(compileJsonWriter(ListSessionsResponseSchema, { alwaysEmitImplicit: true })).toBe(
       undefined,
     );

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import {
   AnswerSchema,
   PracticeSessionSchema,
+  SessionMode,
   SnapshotQuestionSchema,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import type { Answer } from "../domain/session.js";
@@ -32,6 +33,7 @@ const session = fc.record({
   answeredQuestions: fc.nat(1000),
   scorePercentage: orNull(fc.nat(100)),
   expiresAt: orNull(date),
+  mode: fc.constantFrom("full" as const, "review" as const),
 });
 
 /** What `create` makes of the same session: the reference. */
@@ -42,6 +44,7 @@ function created(s: typeof session extends fc.Arbitrary<infer T> ? T : never, an
     completedAt: s.completedAt ? timestampFromDate(s.completedAt) : undefined,
     scorePercentage: s.scorePercentage ?? undefined,
     expiresAt: s.expiresAt ? timestampFromDate(s.expiresAt) : undefined,
+    mode: s.mode === "review" ? SessionMode.REVIEW : SessionMode.FULL,
     answers: answers.map((a) =>
       create(AnswerSchema, {
         questionId: a.questionId ?? undefined,

@@ -1,9 +1,13 @@
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import type {
-  Answer as AnswerMessage,
-  PracticeSession,
-  SnapshotQuestion as SnapshotQuestionMessage,
+import {
+  type Answer as AnswerMessage,
+  type DueQuestion as DueQuestionMessage,
+  type ListDueQuestionsResponse,
+  type PracticeSession,
+  SessionMode,
+  type SnapshotQuestion as SnapshotQuestionMessage,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
+import type { DueQuestion, DueQuestions } from "../domain/memory.js";
 import type {
   Answer,
   SessionProgress,
@@ -31,6 +35,31 @@ export function sessionToProto(
     answers: answers.map(answerToProto),
     answeredQuestions: session.answeredQuestions,
     expiresAt: session.expiresAt ? timestamp(session.expiresAt) : undefined,
+    mode: session.mode === "review" ? SessionMode.REVIEW : SessionMode.FULL,
+  };
+}
+
+/** What is due on a quiz (ListDueQuestions). */
+export function dueQuestionsToProto(due: DueQuestions): ListDueQuestionsResponse {
+  return {
+    $typeName: "practice.v1.ListDueQuestionsResponse",
+    questions: due.questions.map(dueQuestionToProto),
+    dueCount: due.questions.length,
+    newCount: due.newCount,
+    nextDueAt: due.nextDueAt ? timestamp(due.nextDueAt) : undefined,
+  };
+}
+
+function dueQuestionToProto(q: DueQuestion): DueQuestionMessage {
+  return {
+    $typeName: "practice.v1.DueQuestion",
+    questionId: q.questionId,
+    position: q.position,
+    dueAt: timestamp(q.dueAt),
+    lastAnsweredAt: timestamp(q.lastAnsweredAt),
+    lastCorrect: q.lastCorrect,
+    reps: q.reps,
+    lapses: q.lapses,
   };
 }
 
@@ -55,7 +84,7 @@ export function answerToProto(answer: Answer): AnswerMessage {
 }
 
 /** protobuf-es's `timestampFromDate`, without `create`. */
-function timestamp(date: Date): Timestamp {
+export function timestamp(date: Date): Timestamp {
   const ms = date.getTime();
   const seconds = Math.floor(ms / 1000);
   return {

@@ -28,7 +28,11 @@ export async function homePageRoutes(app: App, { practicePage }: HomePageOptions
           {
             rel: "practice-page",
             href: PRACTICE_PAGE_PATH,
-            title: "practise a quiz in the browser",
+            title:
+              "practise a quiz in the browser: the list of quizzes. The page needs a sign-in " +
+              "token at the end of its address (/practice/#token=...): open the link the " +
+              "service prints when it starts, or print a development token with " +
+              "npm run -s token -- NAME and add #token= and the token to the address",
           },
         ]
       : []),

@@ -106,6 +106,7 @@ describe("listSessions", () => {
         expiresAt: row?.completedAt
           ? null
           : new Date((row?.startedAt.getTime() ?? 0) + STALE_AFTER_MS),
+        mode: "full",
       });
       expect("answers" in s).toBe(false);
     }

@@ -37,6 +37,7 @@ describe("startSession", () => {
       answeredQuestions: 0,
       scorePercentage: null,
       expiresAt: new Date(w.clock.now().getTime() + STALE_AFTER_MS),
+      mode: "full",
       answers: [],
     });
     expect(await snapshotOf(session.id)).toEqual(

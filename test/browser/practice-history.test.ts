@@ -129,8 +129,8 @@ describe("the practice page in Chromium, from other origins", () => {
       await expect
         .poll(() => page.getByRole("heading", { level: 1 }).textContent())
         .toBe("Capitals");
-      // GetQuiz, ListSessions (active, history, chart) and StartSession (resume).
-      await expect.poll(() => requests((l) => l.transport === "grpc-web")).toBe(before + 5);
+      // GetQuiz, ListSessions (active, history, chart), ListDueQuestions and StartSession (resume).
+      await expect.poll(() => requests((l) => l.transport === "grpc-web")).toBe(before + 6);
       expect(consoleErrors).toEqual([]);
       await page.close();
     });

@@ -117,6 +117,7 @@ describe.skipIf(!natsUp)("events when NATS or the relay fails", () => {
             quizId: quiz.quizId,
             startedAt: new Date(),
             totalQuestions: n,
+            mode: "full",
           }),
         ),
       ),

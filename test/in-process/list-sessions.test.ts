@@ -141,6 +141,7 @@ describe("listing sessions", () => {
         "correct_answers",
         "expires_at",
         "id",
+        "mode",
         "quiz_id",
         "score_percentage",
         "started_at",

@@ -60,6 +60,7 @@ const expected = [
     title: "Quiz",
     question_count: 3,
     in_progress_sessions: 1,
+    due_count: 0,
   },
   {
     id: second.quizId,
@@ -67,6 +68,7 @@ const expected = [
     title: "Quiz",
     question_count: 2,
     in_progress_sessions: 0,
+    due_count: 0,
   },
   {
     id: empty.quizId,
@@ -74,6 +76,7 @@ const expected = [
     title: "Quiz",
     question_count: 0,
     in_progress_sessions: 0,
+    due_count: 0,
   },
 ];
 
@@ -120,6 +123,7 @@ describe("ListQuizzes: the quizzes a learner can practise", () => {
         q.title,
         q.questionCount,
         q.inProgressSessions,
+        q.dueCount,
       ]),
     ).toEqual(expected.map((q) => Object.values(q)));
     const one = await svc.quizRpc.listQuizzes({ limit: 1 }, { headers: await svc.auth("lena") });

@@ -38,6 +38,7 @@ describe("starting a session", () => {
       score_percentage: null,
       answered_questions: 0,
       expires_at: new Date(svc.clock.now().getTime() + 7 * 86_400_000).toISOString(),
+      mode: "full",
       answers: [],
       questions: quiz.questionIds.map((id, i) => ({
         position: i + 1,

@@ -42,6 +42,7 @@ async function publishCompleted(pairs: [string, number][]): Promise<void> {
         totalQuestions: 4,
         correctAnswers: correct,
         answeredQuestions: 4,
+        mode: "full" as const,
       };
       const event = outboxEvent(sessionCompleted(userId, summary, new Date()));
       await js.publish(subjectOf(target.subjectPrefix, event.type), event.json, {

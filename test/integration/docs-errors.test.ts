@@ -237,6 +237,31 @@ const scenarios: { words: string; mysql?: boolean; run: () => Promise<Outcome[]>
     },
   },
   {
+    words: "a review start with no question due",
+    async run() {
+      const user = newUser();
+      const quiz = await insertQuiz(svc.db, { questions: 2 });
+      const res = await svc.rest(user, "POST", `/quizzes/${quiz.quizId}/sessions`, {
+        headers: { "content-type": "application/json" },
+        body: '{"mode":"review"}',
+      });
+      const result = await outcome(res);
+      expect(result.body).toMatchObject({ next_due_at: null });
+      return [result];
+    },
+  },
+  {
+    words: "a start with a `mode` other than",
+    async run() {
+      const quiz = await insertQuiz(svc.db, { questions: 2 });
+      const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`, {
+        headers: { "content-type": "application/json" },
+        body: '{"mode":"quick"}',
+      });
+      return [await outcome(res)];
+    },
+  },
+  {
     words: "a new answer to a completed session",
     async run() {
       const user = newUser();

@@ -123,6 +123,7 @@ describe("the outbox", () => {
       ...common,
       started_at: started.body.started_at,
       total_questions: 4,
+      mode: "full",
     });
     expect(a1).toEqual({
       ...common,

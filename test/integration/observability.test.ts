@@ -265,7 +265,13 @@ describe.skipIf(testStore() === "sqlite")("metrics while the users' pool is exha
       const id = uuidv7();
       const started = (n: number) =>
         outboxEvent(
-          sessionStarted("u", { id, quizId: "1", startedAt: new Date(), totalQuestions: n }),
+          sessionStarted("u", {
+            id,
+            quizId: "1",
+            mode: "full",
+            startedAt: new Date(),
+            totalQuestions: n,
+          }),
         );
       await handle.db.transaction().execute((trx) => insertEvents(trx, [started(1), started(2)]));
       // Every connection of the users' pool busy for 2 s.

@@ -64,6 +64,7 @@ describe("real responses match the documented ones", () => {
   const QUIZZES = "/quizzes";
   const QUIZ = "/quizzes/{quiz_id}";
   const LIST = "/quizzes/{quiz_id}/sessions";
+  const REVIEW = "/quizzes/{quiz_id}/review";
   const SESSION = "/sessions/{id}";
   const ANSWERS = "/sessions/{id}/answers";
   const COMPLETE = "/sessions/{id}/complete";
@@ -195,6 +196,39 @@ describe("real responses match the documented ones", () => {
     await check(await svc.rest(user, "POST", path, text), LIST, "post");
   });
 
+  it("review: what is due (200, 401, 404); a review start (201, 400 with next_due_at)", async () => {
+    const quiz = await insertQuiz(svc.db, { questions: 2 });
+    const user = "openapi-reviewer";
+    const json = { headers: { "content-type": "application/json" }, body: '{"mode":"review"}' };
+    const path = `/quizzes/${quiz.quizId}/sessions`;
+    const refused = await svc.rest(user, "POST", path, json);
+    expect(refused.status).toBe(400);
+    expect(await check(refused, LIST, "post")).toMatchObject({ next_due_at: null });
+    const bad = { ...json, body: '{"mode":"later"}' };
+    await check(await svc.rest(user, "POST", path, bad), LIST, "post");
+
+    // Answered wrongly an hour ago: due now.
+    const { id } = (await (await svc.rest(user, "POST", path)).json()) as SessionJson;
+    await svc.rest(user, "POST", `/sessions/${id}/answers`, {
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ question_id: quiz.questionIds[0], user_answer: "no" }),
+    });
+    await svc.rest(user, "POST", `/sessions/${id}/complete`);
+    await sql`UPDATE practice_question_memory SET due_at = ${new Date(Date.now() - 3_600_000)}
+      WHERE user_id = ${user}`.execute(svc.db);
+    const due = await check<{ due_count: number }>(
+      await svc.rest(user, "GET", `/quizzes/${quiz.quizId}/review`),
+      REVIEW,
+      "get",
+    );
+    expect(due.due_count).toBe(1);
+    await check(await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/review`), REVIEW, "get");
+    await check(await svc.rest(user, "GET", "/api/quizzes/999999/review"), REVIEW, "get");
+    const review = await svc.rest(user, "POST", path, json);
+    expect(review.status).toBe(201);
+    expect(await check(review, LIST, "post")).toMatchObject({ mode: "review", total_questions: 1 });
+  });
+
   it("get, answer, complete: 200/201, 200 for a retry, 400, 401, 404, 409 with the stored answer", async () => {
     const quiz = await insertQuiz(svc.db, { questions: 2 });
     const [q1, q2] = quiz.questionIds as [string, string];
@@ -273,6 +307,11 @@ describe("real responses match the documented ones", () => {
           "get",
         );
         await check(await svc.rest("openapi-outage", "GET", "/quizzes"), QUIZZES, "get");
+        await check(
+          await svc.rest("openapi-outage", "GET", `/quizzes/${quiz.quizId}/review`),
+          REVIEW,
+          "get",
+        );
         await check(
           await svc.rest("openapi-outage", "POST", `/sessions/${id}/answers`, {
             headers: { "content-type": "application/json" },

@@ -120,6 +120,7 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(served.paths ?? {}).sort()).toEqual([
       "/quizzes",
       "/quizzes/{quiz_id}",
+      "/quizzes/{quiz_id}/review",
       "/quizzes/{quiz_id}/sessions",
       "/sessions/{id}",
       "/sessions/{id}/answers",

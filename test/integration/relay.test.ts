@@ -49,7 +49,13 @@ function syntheticEvents(sessions: number, perSession: number): OutboxEvent[] {
       const userId = `u-${id.slice(-4)}`;
       events.push(
         outboxEvent(
-          sessionStarted(userId, { id, quizId: "1", startedAt: new Date(), totalQuestions: n }),
+          sessionStarted(userId, {
+            id,
+            quizId: "1",
+            startedAt: new Date(),
+            totalQuestions: n,
+            mode: "full",
+          }),
         ),
       );
     }

@@ -15,7 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CompleteSessionRequestSchema,
   GetSessionRequestSchema,
+  ListDueQuestionsRequestSchema,
+  ListDueQuestionsResponseSchema,
   ListSessionsRequestSchema,
+  SessionMode,
   StartSessionRequestSchema,
   StartSessionResponseSchema,
   SubmitAnswerRequestSchema,
@@ -354,6 +357,19 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
         userAnswer: "A2",
       });
     expect(codeOf(await onSessions("SubmitAnswer", late))).toBe("failed_precondition");
+    // Review: both users answered the same at the same (fake) time, so their
+    // memories match. Nothing is due yet: failed_precondition with NothingDue.
+    const review = () =>
+      msg(StartSessionRequestSchema, { quizId: quiz.quizId, mode: SessionMode.REVIEW });
+    const nothingDue = await onSessions("StartSession", review);
+    expect(codeOf(nothingDue)).toBe("failed_precondition");
+    if (protocol === "grpc") expect(nothingDue.trailers["grpc-status-details-bin"]).toBeDefined();
+    else expect(nothingDue.body.toString()).toContain("practice.v1.NothingDue");
+    const due = () => msg(ListDueQuestionsRequestSchema, { quizId: quiz.quizId });
+    expect(codeOf(await onSessions("ListDueQuestions", due))).toBe("ok");
+    clock.advance(11 * 60_000);
+    const dueNow = await onSessions("ListDueQuestions", due);
+    expect(decode(ListDueQuestionsResponseSchema, dueNow, protocol).dueCount).toBe(1);
   });
 
   it("the same errors: not_found, invalid_argument, unauthenticated, a message that does not parse", async () => {

@@ -7,8 +7,8 @@ const PAGE_SIZE = 50;
 
 /**
  * `/practice/` without a quiz: the live quizzes (ListQuizzes), each a link
- * that opens it on this page, with its question count and the user's
- * session in progress on it, a page at a time.
+ * that opens it on this page, with its question count, the user's questions
+ * due for review and session in progress on it, a page at a time.
  */
 export class Catalog {
   private readonly ui = {
@@ -73,6 +73,16 @@ function item(quiz: QuizSummary): HTMLLIElement {
   const meta = [
     h("span", { className: "muted small" }, `${count} ${count === 1 ? "question" : "questions"}`),
   ];
+  if (quiz.dueCount > 0) {
+    const n = quiz.dueCount;
+    meta.push(
+      h(
+        "span",
+        { className: "pill due" },
+        n === 1 ? "1 question due for review" : `${n} questions due for review`,
+      ),
+    );
+  }
   if (quiz.inProgressSessions > 0) {
     const n = quiz.inProgressSessions;
     meta.push(

@@ -1,6 +1,7 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import {
   type PracticeSession,
+  SessionMode,
   SessionStatus,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { scoreBand } from "./bands.js";
@@ -188,9 +189,11 @@ export class History {
         ? "expired"
         : "in progress";
     const resultClass = band ? `scored band-${band.name}` : expired ? "expired" : "in-progress";
-    const correct = completed
+    const counts = completed
       ? `${session.correctAnswers} of ${session.totalQuestions} correct`
       : `${session.answeredQuestions} of ${session.totalQuestions} answered`;
+    // A review holds only the questions that were due: say so beside its counts.
+    const correct = session.mode === SessionMode.REVIEW ? `${counts} · review` : counts;
     const action = h("td", { className: "row-action" });
     if (completed) {
       const review = h(

@@ -24,8 +24,9 @@ if (!config.token) {
   element("practice").hidden = false;
   element("quiz-title").textContent = "Who is practising?";
   report.page(
-    "This page needs a token: open it from the link `npm start` prints " +
-      "(…/practice/?quiz=1#token=…), or see examples/web/README.md.",
+    "This page needs a sign-in token at the end of its address (…/practice/#token=…). " +
+      "Open the link the service prints when it starts, or add #token= and a token to this " +
+      "address: in the service's folder, npm run -s token -- alice prints one for the user alice.",
   );
 } else {
   const clients = createClients(config);

@@ -3,6 +3,7 @@ import {
   type Answer,
   type GetSessionResponse,
   type PracticeSession,
+  SessionMode,
   SessionStatus,
   type SnapshotQuestion,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
@@ -11,6 +12,7 @@ import type { Clients } from "./client.js";
 import { confirmComplete } from "./confirm-dialog.js";
 import type { DeviceStore, Pending } from "./device-store.js";
 import { dateTimeFormat, element, h, timeElement } from "./dom.js";
+import { DueReview } from "./due-review.js";
 import { type History, isExpired } from "./history.js";
 import type { Reporter } from "./report.js";
 import { ResultView } from "./result-view.js";
@@ -61,7 +63,8 @@ export class Practice implements SenderListener {
   /** The answers the service has, by question. */
   private readonly stored = new Map<string, Answer>();
   private readonly views = new Map<string, QuestionView>();
-  private readonly result = new ResultView();
+  private readonly result: ResultView;
+  private readonly due: DueReview;
   private sender: Sender | undefined;
 
   constructor(
@@ -74,6 +77,8 @@ export class Practice implements SenderListener {
     this.ui.start.addEventListener("click", () => void this.start(true));
     this.ui.again.addEventListener("click", () => void this.start(true));
     this.ui.complete.addEventListener("click", () => void this.complete());
+    this.due = new DueReview(clients, quizId, () => void this.start(true, SessionMode.REVIEW));
+    this.result = new ResultView(() => this.reviewClosed());
   }
 
   /** The sender that delivers what this page queues (set once, before open). */
@@ -104,6 +109,7 @@ export class Practice implements SenderListener {
       const count = quiz.questions.length;
       this.ui.meta.textContent = `${count} ${count === 1 ? "question" : "questions"}`;
       const current = active.sessions[0];
+      void this.due.refresh();
       if (current && !isExpired(current)) {
         await this.start(false);
         return;
@@ -148,20 +154,32 @@ export class Practice implements SenderListener {
     this.ui.session.hidden = true;
   }
 
-  /** Starts a session or resumes the one in progress; `asked`: the user pressed a button. */
-  private async start(asked: boolean) {
+  /**
+   * Starts a session (of the whole quiz, or a review of the questions due) or
+   * resumes the one in progress, of either mode; `asked`: the user pressed a button.
+   */
+  private async start(asked: boolean, mode: SessionMode = SessionMode.FULL) {
     this.report.clear(this.ui.startError);
     this.ui.start.disabled = true;
     this.ui.again.disabled = true;
+    this.due.busy = true;
     try {
       const { session, created, questions } = await this.clients.sessions.startSession({
         quizId: this.quizId,
+        mode,
       });
       if (!session) throw new Error("the service sent no session");
+      const review = session.mode === SessionMode.REVIEW;
       this.showSession(
         session,
         questions,
-        created ? "Started a new session." : "Resumed your session.",
+        created
+          ? review
+            ? "Started a review of the questions due."
+            : "Started a new session."
+          : review
+            ? "Resumed your review."
+            : "Resumed your session.",
       );
       this.ui.session.dataset.created = String(created);
       // The next step, on a new start and on resume alike: the first question left.
@@ -174,9 +192,12 @@ export class Practice implements SenderListener {
         this.showIntro("Could not start a session.");
       }
       this.report.show(this.ui.startError, err);
+      // Nothing due (any more): say when, beside the buttons.
+      void this.due.refresh();
     } finally {
       this.ui.start.disabled = false;
       this.ui.again.disabled = false;
+      this.due.busy = false;
     }
   }
 
@@ -191,6 +212,7 @@ export class Practice implements SenderListener {
     this.ui.intro.hidden = true;
     this.ui.session.hidden = false;
     this.ui.session.dataset.sessionId = session.id;
+    this.ui.session.dataset.mode = session.mode === SessionMode.REVIEW ? "review" : "full";
     this.report.clear(this.ui.completeStatus);
     this.renderQuestions();
     this.renderProgress(prefix);
@@ -481,12 +503,38 @@ export class Practice implements SenderListener {
     this.renderQuestion(item.questionId);
     this.renderProgress();
     this.renderCompletion();
-    if (SESSION_OVER.test(reason)) this.sessionOver(reason);
+    if (SESSION_OVER.test(reason)) {
+      this.sessionOver(reason);
+      return;
+    }
+    this.showRefusal(item.questionId);
+  }
+
+  /**
+   * Brings a refused answer's question into view, its field focused so that
+   * its feedback (the field's description) is read out: after the last
+   * question the focus had moved on, maybe to a question far above. Not
+   * while the learner is typing another answer: its feedback (a status) is
+   * announced all the same, and the page stays where they type.
+   */
+  private showRefusal(questionId: string) {
+    const view = this.views.get(questionId);
+    if (!view) return;
+    const active = document.activeElement;
+    const typing =
+      active instanceof HTMLInputElement && active !== view.input && active.value !== "";
+    if (typing) return;
+    view.input.focus({ preventScroll: true });
+    const keep = () => view.item.scrollIntoView({ block: "nearest" });
+    keep();
+    // Renders in the same turn (the progress, the sync notice) may move it.
+    requestAnimationFrame(keep);
   }
 
   /** The session can take nothing more (expired, completed elsewhere, gone): offer a new one. */
   private sessionOver(reason: string) {
     this.showIntro("Start a new session to keep practising.");
+    void this.due.refresh();
     this.report.text(this.ui.startError, reason);
     this.ui.start.focus();
     void this.history.refresh();
@@ -551,6 +599,19 @@ export class Practice implements SenderListener {
     this.ui.session.hidden = true;
     this.ui.intro.hidden = true;
     this.result.show(session, questions, this.prompts());
+    // Its answers moved what is due: when the next review is.
+    void this.due.refresh();
+  }
+
+  /**
+   * A past session's review was closed. With no session on the page (the
+   * one just completed was replaced by that review), the quiz offers a new
+   * start again.
+   */
+  private reviewClosed() {
+    if (!this.ui.session.hidden || !this.ui.intro.hidden) return;
+    this.showIntro("Start a new session, or review what is due, to keep practising.");
+    void this.due.refresh();
   }
 
   private prompts(): Map<string, string> {

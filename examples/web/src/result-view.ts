@@ -1,7 +1,8 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type {
-  PracticeSession,
-  SnapshotQuestion,
+import {
+  type PracticeSession,
+  SessionMode,
+  type SnapshotQuestion,
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { scoreBand } from "./bands.js";
 import { dateTimeFormat, element, h } from "./dom.js";
@@ -24,7 +25,8 @@ export class ResultView {
   /** Where the focus goes back to when a past session's review closes. */
   private opener: HTMLElement | undefined;
 
-  constructor() {
+  /** `onClose`: a past session's review was closed. */
+  constructor(private readonly onClose: () => void = () => {}) {
     this.ui.close.addEventListener("click", () => this.close());
   }
 
@@ -49,9 +51,13 @@ export class ResultView {
     this.ui.result.dataset.sessionId = session.id;
     this.ui.again.hidden = past;
     this.ui.close.hidden = !past;
+    // What is due next belongs to a session just completed, not to a past one (style.css).
+    this.ui.result.dataset.past = String(past);
     this.ui.heading.textContent = past
       ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
-      : "Session complete";
+      : session.mode === SessionMode.REVIEW
+        ? "Review session complete"
+        : "Session complete";
     const score = session.scorePercentage ?? 0;
     const band = scoreBand(score);
     this.ui.score.textContent = `${score}%`;
@@ -97,6 +103,7 @@ export class ResultView {
 
   private close() {
     this.ui.result.hidden = true;
+    this.onClose();
     this.opener?.focus();
     this.opener = undefined;
   }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file practice/v1/practice_session_service.proto.
  */
 export const file_practice_v1_practice_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIugCCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9zY29yZV9wZXJjZW50YWdlIrUBCgZBbnN3ZXISGAoLcXVlc3Rpb25faWQYASABKAlIAIgBARIYCgt1c2VyX2Fuc3dlchgCIAEoCUgBiAEBEhcKCmlzX2NvcnJlY3QYAyABKAhIAogBARIvCgthbnN3ZXJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX3F1ZXN0aW9uX2lkQg4KDF91c2VyX2Fuc3dlckINCgtfaXNfY29ycmVjdCJxChNMaXN0U2Vzc2lvbnNSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkSKgoGc3RhdHVzGAIgASgOMhoucHJhY3RpY2UudjEuU2Vzc2lvblN0YXR1cxINCgVsaW1pdBgDIAEoBRIOCgZjdXJzb3IYBCABKAkibQoUTGlzdFNlc3Npb25zUmVzcG9uc2USLgoIc2Vzc2lvbnMYASADKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAgiJgoTU3RhcnRTZXNzaW9uUmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJIogBChRTdGFydFNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEg8KB2NyZWF0ZWQYAiABKAgSMAoJcXVlc3Rpb25zGAMgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiInChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJInUKEkdldFNlc3Npb25SZXNwb25zZRItCgdzZXNzaW9uGAEgASgLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEjAKCXF1ZXN0aW9ucxgCIAMoCzIdLnByYWN0aWNlLnYxLlNuYXBzaG90UXVlc3Rpb24ifgoQU25hcHNob3RRdWVzdGlvbhIQCghwb3NpdGlvbhgBIAEoBRIYCgtxdWVzdGlvbl9pZBgCIAEoCUgAiAEBEhsKDmNvcnJlY3RfYW5zd2VyGAMgASgJSAGIAQFCDgoMX3F1ZXN0aW9uX2lkQhEKD19jb3JyZWN0X2Fuc3dlciJTChNTdWJtaXRBbnN3ZXJSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEwoLcXVlc3Rpb25faWQYAiABKAkSEwoLdXNlcl9hbnN3ZXIYAyABKAkiagoUU3VibWl0QW5zd2VyUmVzcG9uc2USIwoGYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyEi0KB3Nlc3Npb24YAiABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24iLAoWQ29tcGxldGVTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkgKF0NvbXBsZXRlU2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24iPAoOQW5zd2VyQ29uZmxpY3QSKgoNc3RvcmVkX2Fuc3dlchgBIAEoCzITLnByYWN0aWNlLnYxLkFuc3dlcipoCg1TZXNzaW9uU3RhdHVzEh4KGlNFU1NJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVU0VTU0lPTl9TVEFUVVNfQUNUSVZFEAESHAoYU0VTU0lPTl9TVEFUVVNfQ09NUExFVEVEEAIy2AMKFlByYWN0aWNlU2Vzc2lvblNlcnZpY2USWAoMTGlzdFNlc3Npb25zEiAucHJhY3RpY2UudjEuTGlzdFNlc3Npb25zUmVxdWVzdBohLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESUwoMU3RhcnRTZXNzaW9uEiAucHJhY3RpY2UudjEuU3RhcnRTZXNzaW9uUmVxdWVzdBohLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlc3BvbnNlElIKCkdldFNlc3Npb24SHi5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnByYWN0aWNlLnYxLkdldFNlc3Npb25SZXNwb25zZSIDkAIBElgKDFN1Ym1pdEFuc3dlchIgLnByYWN0aWNlLnYxLlN1Ym1pdEFuc3dlclJlcXVlc3QaIS5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXNwb25zZSIDkAICEmEKD0NvbXBsZXRlU2Vzc2lvbhIjLnByYWN0aWNlLnYxLkNvbXBsZXRlU2Vzc2lvblJlcXVlc3QaJC5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXNwb25zZSIDkAICYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpADCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBG1vZGUYCyABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUITChFfc2NvcmVfcGVyY2VudGFnZSK1AQoGQW5zd2VyEhgKC3F1ZXN0aW9uX2lkGAEgASgJSACIAQESGAoLdXNlcl9hbnN3ZXIYAiABKAlIAYgBARIXCgppc19jb3JyZWN0GAMgASgISAKIAQESLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9xdWVzdGlvbl9pZEIOCgxfdXNlcl9hbnN3ZXJCDQoLX2lzX2NvcnJlY3QicQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLnByYWN0aWNlLnYxLlNlc3Npb25TdGF0dXMSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEi4KCHNlc3Npb25zGAEgAygLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIk4KE1N0YXJ0U2Vzc2lvblJlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRImCgRtb2RlGAIgASgOMhgucHJhY3RpY2UudjEuU2Vzc2lvbk1vZGUiiAEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SDwoHY3JlYXRlZBgCIAEoCBIwCglxdWVzdGlvbnMYAyADKAsyHS5wcmFjdGljZS52MS5TbmFwc2hvdFF1ZXN0aW9uIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJ+ChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQESGwoOY29ycmVjdF9hbnN3ZXIYAyABKAlIAYgBAUIOCgxfcXVlc3Rpb25faWRCEQoPX2NvcnJlY3RfYW5zd2VyIlMKE1N1Ym1pdEFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtxdWVzdGlvbl9pZBgCIAEoCRITCgt1c2VyX2Fuc3dlchgDIAEoCSJqChRTdWJtaXRBbnN3ZXJSZXNwb25zZRIjCgZhbnN3ZXIYASABKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISLQoHc2Vzc2lvbhgCIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiIsChZDb21wbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiSAoXQ29tcGxldGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiI8Cg5BbnN3ZXJDb25mbGljdBIqCg1zdG9yZWRfYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyIioKF0xpc3REdWVRdWVzdGlvbnNSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkiswEKGExpc3REdWVRdWVzdGlvbnNSZXNwb25zZRIrCglxdWVzdGlvbnMYASADKAsyGC5wcmFjdGljZS52MS5EdWVRdWVzdGlvbhIRCglkdWVfY291bnQYAiABKAUSEQoJbmV3X2NvdW50GAMgASgFEjQKC25leHRfZHVlX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg4KDF9uZXh0X2R1ZV9hdCLKAQoLRHVlUXVlc3Rpb24SEwoLcXVlc3Rpb25faWQYASABKAkSEAoIcG9zaXRpb24YAiABKAUSKgoGZHVlX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0ChBsYXN0X2Fuc3dlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxsYXN0X2NvcnJlY3QYBSABKAgSDAoEcmVwcxgGIAEoBRIOCgZsYXBzZXMYByABKAUiUgoKTm90aGluZ0R1ZRI0CgtuZXh0X2R1ZV9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIOCgxfbmV4dF9kdWVfYXQqWwoLU2Vzc2lvbk1vZGUSHAoYU0VTU0lPTl9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRU0VTU0lPTl9NT0RFX0ZVTEwQARIXChNTRVNTSU9OX01PREVfUkVWSUVXEAIqaAoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVNFU1NJT05fU1RBVFVTX0FDVElWRRABEhwKGFNFU1NJT05fU1RBVFVTX0NPTVBMRVRFRBACMr4EChZQcmFjdGljZVNlc3Npb25TZXJ2aWNlElgKDExpc3RTZXNzaW9ucxIgLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5wcmFjdGljZS52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBElMKDFN0YXJ0U2Vzc2lvbhIgLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaIS5wcmFjdGljZS52MS5TdGFydFNlc3Npb25SZXNwb25zZRJSCgpHZXRTZXNzaW9uEh4ucHJhY3RpY2UudjEuR2V0U2Vzc2lvblJlcXVlc3QaHy5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJYCgxTdWJtaXRBbnN3ZXISIC5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXF1ZXN0GiEucHJhY3RpY2UudjEuU3VibWl0QW5zd2VyUmVzcG9uc2UiA5ACAhJhCg9Db21wbGV0ZVNlc3Npb24SIy5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXF1ZXN0GiQucHJhY3RpY2UudjEuQ29tcGxldGVTZXNzaW9uUmVzcG9uc2UiA5ACAhJkChBMaXN0RHVlUXVlc3Rpb25zEiQucHJhY3RpY2UudjEuTGlzdER1ZVF1ZXN0aW9uc1JlcXVlc3QaJS5wcmFjdGljZS52MS5MaXN0RHVlUXVlc3Rpb25zUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * PracticeSession is one attempt by one user on one quiz.
@@ -88,6 +88,14 @@ export type PracticeSession = Message<"practice.v1.PracticeSession"> & {
    * @generated from field: google.protobuf.Timestamp expires_at = 10;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * FULL (the whole quiz) or REVIEW (the questions due at start); never
+   * UNSPECIFIED.
+   *
+   * @generated from field: practice.v1.SessionMode mode = 11;
+   */
+  mode: SessionMode;
 };
 
 /**
@@ -208,6 +216,15 @@ export type StartSessionRequest = Message<"practice.v1.StartSessionRequest"> & {
    * @generated from field: string quiz_id = 1;
    */
   quizId: string;
+
+  /**
+   * UNSPECIFIED or FULL: the whole quiz. REVIEW: the questions due now, or
+   * FAILED_PRECONDITION with a NothingDue error detail when none is. Either
+   * way an in-progress session of either mode is resumed instead.
+   *
+   * @generated from field: practice.v1.SessionMode mode = 2;
+   */
+  mode: SessionMode;
 };
 
 /**
@@ -444,6 +461,183 @@ export const AnswerConflictSchema: GenMessage<AnswerConflict> = /*@__PURE__*/
   messageDesc(file_practice_v1_practice_session_service, 13);
 
 /**
+ * @generated from message practice.v1.ListDueQuestionsRequest
+ */
+export type ListDueQuestionsRequest = Message<"practice.v1.ListDueQuestionsRequest"> & {
+  /**
+   * @generated from field: string quiz_id = 1;
+   */
+  quizId: string;
+};
+
+/**
+ * Describes the message practice.v1.ListDueQuestionsRequest.
+ * Use `create(ListDueQuestionsRequestSchema)` to create a new message.
+ */
+export const ListDueQuestionsRequestSchema: GenMessage<ListDueQuestionsRequest> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 14);
+
+/**
+ * @generated from message practice.v1.ListDueQuestionsResponse
+ */
+export type ListDueQuestionsResponse = Message<"practice.v1.ListDueQuestionsResponse"> & {
+  /**
+   * The caller's live questions of the quiz with due_at at or before now,
+   * earliest due first, then by position.
+   *
+   * @generated from field: repeated practice.v1.DueQuestion questions = 1;
+   */
+  questions: DueQuestion[];
+
+  /**
+   * The number of questions above.
+   *
+   * @generated from field: int32 due_count = 2;
+   */
+  dueCount: number;
+
+  /**
+   * Live questions of the quiz the caller never answered.
+   *
+   * @generated from field: int32 new_count = 3;
+   */
+  newCount: number;
+
+  /**
+   * The earliest due_at after now; unset when no answered question is due later.
+   *
+   * @generated from field: optional google.protobuf.Timestamp next_due_at = 4;
+   */
+  nextDueAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message practice.v1.ListDueQuestionsResponse.
+ * Use `create(ListDueQuestionsResponseSchema)` to create a new message.
+ */
+export const ListDueQuestionsResponseSchema: GenMessage<ListDueQuestionsResponse> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 15);
+
+/**
+ * DueQuestion is the caller's memory of one question (FSRS, ts-fsrs 5 with
+ * its default parameters and fuzz off).
+ *
+ * @generated from message practice.v1.DueQuestion
+ */
+export type DueQuestion = Message<"practice.v1.DueQuestion"> & {
+  /**
+   * Decimal id of the question.
+   *
+   * @generated from field: string question_id = 1;
+   */
+  questionId: string;
+
+  /**
+   * 1-based order of the question in the quiz now (as GetQuiz numbers it).
+   *
+   * @generated from field: int32 position = 2;
+   */
+  position: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp due_at = 3;
+   */
+  dueAt?: Timestamp | undefined;
+
+  /**
+   * When the caller last answered it (any session).
+   *
+   * @generated from field: google.protobuf.Timestamp last_answered_at = 4;
+   */
+  lastAnsweredAt?: Timestamp | undefined;
+
+  /**
+   * Whether that last answer was correct.
+   *
+   * @generated from field: bool last_correct = 5;
+   */
+  lastCorrect: boolean;
+
+  /**
+   * Answers to it so far (FSRS reps).
+   *
+   * @generated from field: int32 reps = 6;
+   */
+  reps: number;
+
+  /**
+   * Wrong answers once it had been learned (FSRS lapses).
+   *
+   * @generated from field: int32 lapses = 7;
+   */
+  lapses: number;
+};
+
+/**
+ * Describes the message practice.v1.DueQuestion.
+ * Use `create(DueQuestionSchema)` to create a new message.
+ */
+export const DueQuestionSchema: GenMessage<DueQuestion> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 16);
+
+/**
+ * NothingDue is the error detail of a review StartSession's
+ * FAILED_PRECONDITION: no question of the quiz is due yet.
+ *
+ * @generated from message practice.v1.NothingDue
+ */
+export type NothingDue = Message<"practice.v1.NothingDue"> & {
+  /**
+   * When the next question falls due; unset when none ever will (no answers yet).
+   *
+   * @generated from field: optional google.protobuf.Timestamp next_due_at = 1;
+   */
+  nextDueAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message practice.v1.NothingDue.
+ * Use `create(NothingDueSchema)` to create a new message.
+ */
+export const NothingDueSchema: GenMessage<NothingDue> = /*@__PURE__*/
+  messageDesc(file_practice_v1_practice_session_service, 17);
+
+/**
+ * SessionMode is what a session's snapshot holds.
+ *
+ * @generated from enum practice.v1.SessionMode
+ */
+export enum SessionMode {
+  /**
+   * On input: FULL. Never on output.
+   *
+   * @generated from enum value: SESSION_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The quiz's questions at start (the spec's session).
+   *
+   * @generated from enum value: SESSION_MODE_FULL = 1;
+   */
+  FULL = 1,
+
+  /**
+   * The caller's questions due for review at start, at most 20, earliest due
+   * first (see ListDueQuestions).
+   *
+   * @generated from enum value: SESSION_MODE_REVIEW = 2;
+   */
+  REVIEW = 2,
+}
+
+/**
+ * Describes the enum practice.v1.SessionMode.
+ */
+export const SessionModeSchema: GenEnum<SessionMode> = /*@__PURE__*/
+  enumDesc(file_practice_v1_practice_session_service, 0);
+
+/**
  * SessionStatus filters ListSessions.
  *
  * @generated from enum practice.v1.SessionStatus
@@ -475,7 +669,7 @@ export enum SessionStatus {
  * Describes the enum practice.v1.SessionStatus.
  */
 export const SessionStatusSchema: GenEnum<SessionStatus> = /*@__PURE__*/
-  enumDesc(file_practice_v1_practice_session_service, 0);
+  enumDesc(file_practice_v1_practice_session_service, 1);
 
 /**
  * PracticeSessionService runs quiz practice for the authenticated user: start or
@@ -552,6 +746,20 @@ export const PracticeSessionService: GenService<{
     methodKind: "unary";
     input: typeof CompleteSessionRequestSchema;
     output: typeof CompleteSessionResponseSchema;
+  },
+  /**
+   * ListDueQuestions returns the caller's questions of a quiz that are due
+   * for review now (spaced repetition: FSRS over the caller's own answers),
+   * earliest due first, then by position; how many live questions the caller
+   * never answered; and when the next one falls due. The same NOT_FOUND rules
+   * as ListSessions.
+   *
+   * @generated from rpc practice.v1.PracticeSessionService.ListDueQuestions
+   */
+  listDueQuestions: {
+    methodKind: "unary";
+    input: typeof ListDueQuestionsRequestSchema;
+    output: typeof ListDueQuestionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_practice_v1_practice_session_service, 0);

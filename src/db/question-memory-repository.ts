@@ -1,0 +1,209 @@
+import type { Transaction } from "kysely";
+import type { QuestionMemory } from "../domain/memory.js";
+import type { Database, Db } from "./database.js";
+import { liveQuiz } from "./session-columns.js";
+
+/**
+ * SQL of practice_question_memory, each learner's FSRS memory of each
+ * question (src/domain/memory.ts): one statement per function.
+ */
+
+/** The memory columns of a row that LEFT JOINs practice_question_memory as `m`. */
+export const joinedMemoryColumns = [
+  "m.due_at as m_due_at",
+  "m.last_answered_at as m_last_answered_at",
+  "m.last_correct as m_last_correct",
+  "m.reps as m_reps",
+  "m.lapses as m_lapses",
+  "m.state as m_state",
+  "m.stability as m_stability",
+  "m.difficulty as m_difficulty",
+  "m.elapsed_days as m_elapsed_days",
+  "m.scheduled_days as m_scheduled_days",
+  "m.learning_steps as m_learning_steps",
+] as const;
+
+/** Nullable: a LEFT JOIN that found no memory. */
+export interface JoinedMemoryColumns {
+  m_due_at: Date | null;
+  m_last_answered_at: Date | null;
+  m_last_correct: number | null;
+  m_reps: number | null;
+  m_lapses: number | null;
+  m_state: number | null;
+  m_stability: number | null;
+  m_difficulty: number | null;
+  m_elapsed_days: number | null;
+  m_scheduled_days: number | null;
+  m_learning_steps: number | null;
+}
+
+/** The memory in a row of joinedMemoryColumns, or undefined when the join found none. */
+export function toMemory(row: JoinedMemoryColumns): QuestionMemory | undefined {
+  if (row.m_due_at === null || row.m_last_answered_at === null) return undefined;
+  return {
+    dueAt: row.m_due_at,
+    lastAnsweredAt: row.m_last_answered_at,
+    lastCorrect: row.m_last_correct === 1,
+    reps: Number(row.m_reps),
+    lapses: Number(row.m_lapses),
+    state: Number(row.m_state),
+    stability: Number(row.m_stability),
+    difficulty: Number(row.m_difficulty),
+    elapsedDays: Number(row.m_elapsed_days),
+    scheduledDays: Number(row.m_scheduled_days),
+    learningSteps: Number(row.m_learning_steps),
+  };
+}
+
+/**
+ * Thrown by saveMemory when the row changed since it was read (another
+ * answer to the question committed meanwhile): the answer runs again.
+ */
+export class MemoryMoved extends Error {
+  constructor() {
+    super("the question's memory changed since it was read");
+  }
+}
+
+/**
+ * Writes the learner's memory of a question after `previous` (as read in the
+ * same transaction): an insert for the first answer, else an update of that
+ * row only if it is still as read (its `reps`), or MemoryMoved. One statement
+ * either way. A first insert that meets a row written meanwhile fails with a
+ * duplicate key on the primary key (QUESTION_MEMORY_KEY): the caller runs the
+ * answer again, as it does after MemoryMoved.
+ */
+export async function saveMemory(
+  trx: Transaction<Database>,
+  key: { userId: string; quizId: string; questionId: string },
+  previous: QuestionMemory | undefined,
+  m: QuestionMemory,
+): Promise<void> {
+  const values = {
+    due_at: m.dueAt,
+    last_answered_at: m.lastAnsweredAt,
+    last_correct: m.lastCorrect,
+    reps: m.reps,
+    lapses: m.lapses,
+    state: m.state,
+    stability: m.stability,
+    difficulty: m.difficulty,
+    elapsed_days: m.elapsedDays,
+    scheduled_days: m.scheduledDays,
+    learning_steps: m.learningSteps,
+  };
+  if (previous !== undefined) {
+    const result = await trx
+      .updateTable("practice_question_memory")
+      .set(values)
+      .where("user_id", "=", key.userId)
+      .where("question_id", "=", key.questionId)
+      .where("reps", "=", previous.reps)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new MemoryMoved();
+    return;
+  }
+  await trx
+    .insertInto("practice_question_memory")
+    .values({ user_id: key.userId, question_id: key.questionId, quiz_id: key.quizId, ...values })
+    .execute();
+}
+
+/** The memory table's primary key (user_id, question_id), as duplicate-key errors name it. */
+export const QUESTION_MEMORY_KEY = "PRIMARY";
+
+/** One row of the learner's memory of a quiz, as the due list shows it. */
+export interface MemoryRow {
+  questionId: string;
+  dueAt: Date;
+  lastAnsweredAt: Date;
+  lastCorrect: boolean;
+  reps: number;
+  lapses: number;
+}
+
+/**
+ * The live quiz's questions, by position then id, each with whether the
+ * learner has a memory of it (a primary-key lookup per question); undefined
+ * if the quiz is not live.
+ */
+export async function findQuizQuestionsAnswered(
+  db: Db,
+  userId: string,
+  quizId: string,
+): Promise<{ id: string; answered: boolean }[] | undefined> {
+  const rows = await db
+    .selectFrom(liveQuiz(db, quizId).as("live"))
+    .leftJoin("questions as q", (join) => join.on("q.quiz_id", "=", quizId))
+    .leftJoin("practice_question_memory as m", (join) =>
+      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
+    )
+    .select(["q.id", "q.position", "m.question_id as remembered"])
+    .execute();
+  if (rows.length === 0) return undefined;
+  return rows
+    .flatMap((r) =>
+      r.id === null || r.position === null
+        ? []
+        : [{ id: String(r.id), position: r.position, answered: r.remembered !== null }],
+    )
+    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
+    .map(({ id, answered }) => ({ id, answered }));
+}
+
+/**
+ * The learner's memory rows of a quiz due at or before `now`, earliest due
+ * first: one range of memory_by_due (user_id, quiz_id, due_at), whatever
+ * the learner's history on other quizzes.
+ */
+export async function findDueMemory(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<MemoryRow[]> {
+  const rows = await dueMemoryQuery(db, userId, quizId, now).execute();
+  return rows.map((r) => ({
+    questionId: String(r.question_id),
+    dueAt: r.due_at,
+    lastAnsweredAt: r.last_answered_at,
+    lastCorrect: r.last_correct === 1,
+    reps: r.reps,
+    lapses: r.lapses,
+  }));
+}
+
+/** The statement of findDueMemory (bench/rows-read.ts EXPLAINs it). */
+export function dueMemoryQuery(db: Db, userId: string, quizId: string, now: Date) {
+  return db
+    .selectFrom("practice_question_memory")
+    .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("due_at", "<=", now)
+    .orderBy("due_at");
+}
+
+/** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */
+export async function findNextDueAt(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<Date | null> {
+  const row = await nextDueQuery(db, userId, quizId, now).executeTakeFirst();
+  return row?.due_at ?? null;
+}
+
+/** The statement of findNextDueAt (bench/rows-read.ts EXPLAINs it). */
+export function nextDueQuery(db: Db, userId: string, quizId: string, now: Date) {
+  return db
+    .selectFrom("practice_question_memory")
+    .select("due_at")
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("due_at", ">", now)
+    .orderBy("due_at")
+    .limit(1);
+}
