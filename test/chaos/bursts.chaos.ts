@@ -183,7 +183,8 @@ describe("twice the saturating load", () => {
     const common = {
       baseUrl: svc.baseUrl,
       quizId: quiz.quizId,
-      token: await svc.token("load"),
+      // Overload as it comes: many users, none over its share.
+      tokens: await Promise.all(Array.from({ length: 200 }, (_, i) => svc.token(`load-${i}`))),
       message,
     };
     // The saturated rate: 40 callers in a closed loop for 3 s, from a process of their own.

@@ -12,7 +12,8 @@ interface Args {
   mode: "saturate" | "open";
   baseUrl: string;
   quizId: string;
-  token: string;
+  /** The callers' tokens, taken in turn: overload from many users, as it comes. */
+  tokens: string[];
   /** A gRPC ListSessions request frame, base64. */
   message: string;
   seconds: number;
@@ -28,6 +29,7 @@ const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return Math.round((user + system) / 1000);
 };
+const tokenOf = (i: number) => args.tokens[i % args.tokens.length] ?? "";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function grpcList(i: number): Promise<string> {
@@ -39,7 +41,7 @@ function grpcList(i: number): Promise<string> {
       ":path": "/practice.v1.PracticeSessionService/ListSessions",
       "content-type": "application/grpc",
       te: "trailers",
-      authorization: `Bearer ${args.token}`,
+      authorization: `Bearer ${tokenOf(i)}`,
     });
     let status: string | undefined;
     stream.on("response", (h) => {
@@ -57,10 +59,10 @@ function grpcList(i: number): Promise<string> {
   });
 }
 
-async function restList(): Promise<string> {
+async function restList(i: number): Promise<string> {
   try {
     const res = await fetch(`${args.baseUrl}/quizzes/${args.quizId}/sessions`, {
-      headers: { authorization: `Bearer ${args.token}` },
+      headers: { authorization: `Bearer ${tokenOf(i)}` },
     });
     await res.arrayBuffer();
     return `rest ${res.status} ${res.headers.get("retry-after") ?? "-"}`;
@@ -93,7 +95,7 @@ if (args.mode === "saturate") {
     const due = Math.round(((args.rate ?? 100) * (performance.now() - start)) / 1000);
     while (sent < due) {
       sent++;
-      pending.push(sent % 10 === 0 ? restList() : grpcList(sent));
+      pending.push(sent % 10 === 0 ? restList(sent) : grpcList(sent));
     }
     await sleep(5);
   }
