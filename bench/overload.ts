@@ -29,6 +29,9 @@ const BURSTS = QUICK ? [40] : [40, 200, 500];
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
 /** Connections of the open loops: each carries at most 100 streams at once, so 2,000 can be in flight. */
 const CONNECTIONS = 20;
+type Req = ReturnType<typeof grpcRequest>;
+/** Users the sustained load and the gRPC bursts come from. */
+const LOAD_USERS = 200;
 
 const ADMISSION: Record<string, { env: Record<string, string>; label: string }> = {
   default: { env: {}, label: `as shipped (MAX_IN_FLIGHT = the pool's ${POOL_SIZE})` },
@@ -37,7 +40,14 @@ const ADMISSION: Record<string, { env: Record<string, string>; label: string }> 
 };
 
 /** Statuses that say "not now, try again": the service shed the call. */
-const REFUSED = new Set(["503", "429", "UNAVAILABLE", "RESOURCE_EXHAUSTED"]);
+const REFUSED = new Set([
+  "503",
+  "429",
+  "401",
+  "UNAVAILABLE",
+  "RESOURCE_EXHAUSTED",
+  "UNAUTHENTICATED",
+]);
 
 interface Row {
   step: string;
@@ -108,15 +118,23 @@ async function runSetting(name: string, dbUrl: string, quizId: string, startQuiz
     );
   const svc = await startService(dbUrl, setting.env);
   const rows: Row[] = [];
-  const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
-  const list = grpcRequest(
-    LIST,
-    toBinary(ListSessionsRequestSchema, create(ListSessionsRequestSchema, { quizId })),
-    token,
+  // Overload as it comes: MAIN_USER and 199 others in turn, none over its share of the queue.
+  const users = [MAIN_USER, ...Array.from({ length: LOAD_USERS - 1 }, (_, i) => `load-${i}`)];
+  const message = toBinary(
+    ListSessionsRequestSchema,
+    create(ListSessionsRequestSchema, { quizId }),
+  );
+  const lists = await Promise.all(
+    users.map(async (user) =>
+      grpcRequest(LIST, message, await signToken(SECRET, user, { ttlSeconds: 86_400 })),
+    ),
   );
   const clients = Array.from({ length: CONNECTIONS }, () => new H2Client(svc.port));
   let next = 0;
-  const listCall: Call = () => (clients[next++ % CONNECTIONS] as H2Client).call(list);
+  const listCall: Call = () => {
+    const n = next++;
+    return (clients[n % CONNECTIONS] as H2Client).call(lists[n % LOAD_USERS] as (typeof lists)[0]);
+  };
   try {
     await closedLoop(listCall, 8, 1000, "OK"); // warm-up
     for (const size of BURSTS) {
@@ -140,7 +158,11 @@ async function runSetting(name: string, dbUrl: string, quizId: string, startQuiz
               }),
           ),
         ],
-        ["gRPC ListSessions", "OK", Array.from({ length: size }, () => () => one.call(list))],
+        [
+          "gRPC ListSessions",
+          "OK",
+          Array.from({ length: size }, (_, i) => () => one.call(lists[i % LOAD_USERS] as Req)),
+        ],
       ];
       for (const [kind, expect, calls] of kinds) {
         const { result, healthz, cpuPercent } = await measured(svc, () => burst(calls));
@@ -174,6 +196,26 @@ async function runSetting(name: string, dbUrl: string, quizId: string, startQuiz
       const step = await measured(svc, () => openLoop(listCall, offered, STEP_MS, "OK"));
       rows.push(sustainedRow(`${factor}x saturating for ${STEP_MS / 1000} s`, step, offered));
       log(`${factor}x: ${JSON.stringify(step.result.statuses)}`);
+    }
+    // What refusing costs: 300 loops that ignore Retry-After, with a token that does not
+    // verify (401 at the door), then one user's (over its share: 429 at the door).
+    const refusals: Record<string, Call> = {
+      "300 loops, a token that does not verify": () =>
+        (clients[next++ % CONNECTIONS] as H2Client).call(grpcRequest(LIST, message, "bad")),
+      "300 loops of one user": () =>
+        (clients[next++ % CONNECTIONS] as H2Client).call(lists[0] as Req),
+    };
+    for (const [step, call] of Object.entries(refusals)) {
+      const m = await measured(svc, () => closedLoop(call, 300, STEP_MS, "OK"));
+      const refused = Object.entries(m.result.statuses)
+        .filter(([status]) => status !== "OK")
+        .reduce((n, [, c]) => n + c, 0);
+      const cpuMs = (m.cpuPercent / 100) * m.result.durationMs;
+      rows.push(sustainedRow(step, m, m.result.rps));
+      log(
+        `${step}: ${JSON.stringify(m.result.statuses)}; service CPU ${Math.round(m.cpuPercent)}%, ` +
+          `${Math.round((cpuMs * 1000) / Math.max(1, refused + (m.result.statuses.OK ?? 0)))} µs per answer`,
+      );
     }
   } finally {
     for (const c of clients) c.close();
