@@ -23,6 +23,7 @@ import {
   StartupError,
 } from "./ops/startup-errors.js";
 import { stopOnSignals } from "./ops/stop-signals.js";
+import { stopTracing, tracingStarted } from "./ops/tracing.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -124,6 +125,7 @@ async function main() {
     tls: config.tls,
     practicePage,
     rpcShortPath: config.rpcShortPath,
+    tracing: tracingStarted(),
   });
   const port = servePort(app, config.tls !== undefined);
   try {
@@ -222,6 +224,8 @@ async function main() {
       await relayStopped;
       await database.close();
       await readDatabase?.close();
+      // The last spans (the drain's calls, the relay's last batch) go out before exit.
+      await stopTracing();
       if (cut > 0) {
         // Calls were cut short: not a clean stop, whatever the signal.
         logger.error(

@@ -50,6 +50,7 @@ import {
   reflectionServiceV1alpha,
 } from "./ops/reflection-service.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
+import { traceRequests } from "./ops/trace-requests.js";
 import { refuseLargeHttp2Head } from "./rest/head-refusals.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
@@ -103,6 +104,8 @@ export interface ServerDeps {
   practicePage?: PracticePageFiles;
   /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
   rpcShortPath?: boolean;
+  /** A SERVER span per request (ops/trace-requests.ts): on when OpenTelemetry is; default off. */
+  tracing?: boolean;
 }
 
 /**
@@ -176,6 +179,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   app.addConstraintStrategy(unaryShortPathConstraint);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
+  if (deps.tracing) traceRequests(app);
   app.addHook("onRequest", refuseLargeHttp2Head);
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);

@@ -19,6 +19,7 @@ import {
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { type StartResult, startSession } from "./start-session.js";
+import { inUseCaseSpan } from "./use-case-span.js";
 
 export type { AnswerInput, AnswerResult } from "./answer-and-complete.js";
 export type { ListSessionsInput, SessionDetail, SessionPage } from "./read-sessions.js";
@@ -55,26 +56,26 @@ export class PracticeSessions {
 
   /** See read-sessions.ts `listSessions`. */
   listSessions(userId: string, input: ListSessionsInput): Promise<SessionPage> {
-    return listSessions(this.#ctx, userId, input);
+    return inUseCaseSpan("listSessions", () => listSessions(this.#ctx, userId, input));
   }
 
   /** See start-session.ts `startSession`. */
   startSession(userId: string, quizId: string): Promise<StartResult> {
-    return startSession(this.#ctx, userId, quizId);
+    return inUseCaseSpan("startSession", () => startSession(this.#ctx, userId, quizId));
   }
 
   /** See read-sessions.ts `getSession`. */
   getSession(userId: string, sessionId: string): Promise<SessionDetail> {
-    return getSession(this.#ctx, userId, sessionId);
+    return inUseCaseSpan("getSession", () => getSession(this.#ctx, userId, sessionId));
   }
 
   /** See answer-and-complete.ts `submitAnswer`. */
   submitAnswer(userId: string, input: AnswerInput): Promise<AnswerResult> {
-    return submitAnswer(this.#ctx, userId, input);
+    return inUseCaseSpan("submitAnswer", () => submitAnswer(this.#ctx, userId, input));
   }
 
   /** See answer-and-complete.ts `completeSession`. */
   completeSession(userId: string, sessionId: string): Promise<Session & SessionProgress> {
-    return completeSession(this.#ctx, userId, sessionId);
+    return inUseCaseSpan("completeSession", () => completeSession(this.#ctx, userId, sessionId));
   }
 }

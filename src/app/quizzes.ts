@@ -7,6 +7,7 @@ import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
 import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
+import { inUseCaseSpan } from "./use-case-span.js";
 import { requireWellFormed } from "./well-formed.js";
 
 /** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
@@ -27,14 +28,18 @@ export class Quizzes {
     userId: string,
     input: { limit?: number | undefined; cursor?: string | undefined },
   ): Promise<QuizPage> {
-    return listQuizzes(this.reads, this.clock, userId, input);
+    return inUseCaseSpan("listQuizzes", () => listQuizzes(this.reads, this.clock, userId, input));
   }
 
   /**
    * A live quiz with its questions by position, in one round trip; anything
    * else is the same `not_found` as ListSessions gives.
    */
-  async getQuiz(quizId: string): Promise<Quiz> {
+  getQuiz(quizId: string): Promise<Quiz> {
+    return inUseCaseSpan("getQuiz", () => this.#getQuiz(quizId));
+  }
+
+  async #getQuiz(quizId: string): Promise<Quiz> {
     requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;

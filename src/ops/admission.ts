@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { trace } from "@opentelemetry/api";
 import { errors } from "../app/errors.js";
 import { LatencyLimit } from "./latency-limit.js";
 
@@ -290,10 +291,26 @@ export function acquireWithin(
   const timer = setTimeout(() => wait.abort(deadlineExceeded()), timeoutMs);
   const onAbort = () => wait.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
-  return admission.acquire(wait.signal, kind).finally(() => {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-  });
+  // The call's span (when tracing is on) shows how long it queued, and whether it got in.
+  const span = trace.getActiveSpan();
+  const queuedAt = span === undefined ? 0 : performance.now();
+  return admission.acquire(wait.signal, kind).then(
+    (release) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      span?.addEvent("admission", { "admission.queue_ms": performance.now() - queuedAt });
+      return release;
+    },
+    (err: unknown) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      span?.addEvent("admission", {
+        "admission.queue_ms": performance.now() - queuedAt,
+        "admission.refused": true,
+      });
+      throw err;
+    },
+  );
 }
 
 function deadlineExceeded(): ConnectError {

@@ -1,0 +1,49 @@
+import { register } from "node:module";
+import type { TracingConfig } from "../config.js";
+
+/**
+ * OpenTelemetry's SDK for this process, started only when tracing is on
+ * (config.ts `tracingConfig`): with tracing off nothing of the SDK is even
+ * loaded, and the API the code calls is OpenTelemetry's no-op.
+ *
+ * Started by src/instrument.ts, which `node --import` runs before the
+ * service's modules load: the mysql2 instrumentation patches mysql2 as it is
+ * imported, and for an ESM app that takes Node's module hooks, registered
+ * first. The exporter, its endpoint, protocol (http/protobuf, http/json,
+ * grpc), headers and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES)
+ * are the SDK's own reading of the standard variables.
+ */
+
+let stop: (() => Promise<void>) | undefined;
+
+/** Starts the SDK: module hooks, the mysql2 instrumentation, the sampler. */
+export async function startTracing(config: TracingConfig): Promise<void> {
+  if (stop !== undefined) return;
+  register("@opentelemetry/instrumentation/hook.mjs", import.meta.url);
+  const [{ NodeSDK }, { MySQL2Instrumentation }, { configuredSampler, ServiceSampler }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-node"),
+      import("@opentelemetry/instrumentation-mysql2"),
+      import("./trace-sampler.js"),
+    ]);
+  const sdk = new NodeSDK({
+    // Statements are Kysely's, with `?` placeholders; masking also keeps out
+    // any literal that might be in one. Bound values never reach a span.
+    instrumentations: [new MySQL2Instrumentation({ maskStatement: true })],
+    sampler: new ServiceSampler(configuredSampler(config)),
+  });
+  sdk.start();
+  stop = () => sdk.shutdown();
+}
+
+/** Whether `startTracing` has run in this process. */
+export function tracingStarted(): boolean {
+  return stop !== undefined;
+}
+
+/** Exports what is still buffered and stops the SDK (at shutdown); nothing when off. */
+export async function stopTracing(): Promise<void> {
+  const done = stop;
+  stop = undefined;
+  await done?.().catch(() => {});
+}
