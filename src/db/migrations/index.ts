@@ -4,10 +4,12 @@ import * as mysqlInitial from "./mysql/0001-initial.js";
 import * as mysqlUserIdNoPad from "./mysql/0002-user-id-no-pad.js";
 import * as mysqlAnsweredQuestions from "./mysql/0003-answered-questions.js";
 import * as mysqlOutbox from "./mysql/0004-outbox.js";
+import * as mysqlOutboxTrace from "./mysql/0006-outbox-trace.js";
 import * as sqliteInitial from "./sqlite/0001-initial.js";
 import * as sqliteUserIdNoPad from "./sqlite/0002-user-id-no-pad.js";
 import * as sqliteAnsweredQuestions from "./sqlite/0003-answered-questions.js";
 import * as sqliteOutbox from "./sqlite/0004-outbox.js";
+import * as sqliteOutboxTrace from "./sqlite/0006-outbox-trace.js";
 
 /**
  * Migrations per store, imported statically (FileMigrationProvider's dynamic
@@ -19,12 +21,14 @@ const migrations: Record<Store, Record<string, Migration>> = {
     "0002-user-id-no-pad": mysqlUserIdNoPad,
     "0003-answered-questions": mysqlAnsweredQuestions,
     "0004-outbox": mysqlOutbox,
+    "0006-outbox-trace": mysqlOutboxTrace,
   },
   sqlite: {
     "0001-initial": sqliteInitial,
     "0002-user-id-no-pad": sqliteUserIdNoPad,
     "0003-answered-questions": sqliteAnsweredQuestions,
     "0004-outbox": sqliteOutbox,
+    "0006-outbox-trace": sqliteOutboxTrace,
   },
 };
 
