@@ -75,7 +75,7 @@ export function withTraceExtension(body: string, fields: Record<string, string>)
   if (!body.endsWith("}")) return body;
   let extension = `,"traceparent":${JSON.stringify(fields.traceparent)}`;
   if (fields.tracestate) extension += `,"tracestate":${JSON.stringify(fields.tracestate)}`;
-  return body.slice(0, -1) + extension + "}";
+  return `${body.slice(0, -1)}${extension}}`;
 }
 
 /** The stored carrier, or undefined if there is none or it is not what we wrote. */

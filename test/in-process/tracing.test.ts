@@ -14,13 +14,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
+import { insertEvents } from "../../src/db/outbox-repository.js";
 import { FakeClock } from "../../src/domain/clock.js";
+import { sessionStarted } from "../../src/domain/events.js";
+import { outboxEvent } from "../../src/events/cloud-event.js";
 import { startPublish } from "../../src/events/trace-event.js";
 import { Admission, admissionLimits } from "../../src/ops/admission.js";
 import { ServiceSampler } from "../../src/ops/trace-sampler.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { deleteStream, requireNats, testRelay, uniqueTarget } from "../support/nats.js";
 import { TEST_SECRET } from "../support/service.js";
 
 /**
@@ -30,6 +34,7 @@ import { TEST_SECRET } from "../support/service.js";
  * OTLP exporter, SQL spans and NATS: test/integration/tracing.test.ts.)
  */
 
+const natsUp = await requireNats();
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({
   sampler: new ServiceSampler(new ParentBasedSampler({ root: new AlwaysOnSampler() })),
@@ -211,4 +216,47 @@ describe("tracing in process", () => {
     parent.end();
     expect(named("select")?.attributes["db.operation.name"]).toBe("SELECT");
   });
+
+  it.skipIf(!natsUp)(
+    "a rolled-back change publishes nothing; a committed one is published in its writer's trace",
+    async () => {
+      await database.db.deleteFrom("practice_outbox").execute();
+      const tracer = trace.getTracer("test");
+      const event = (id: string) =>
+        outboxEvent(
+          sessionStarted("tracer", {
+            id,
+            quizId: quiz.quizId,
+            startedAt: new Date(),
+            totalQuestions: 2,
+          }),
+        );
+      const writer = await tracer.startActiveSpan("writer", async (span) => {
+        await expect(
+          database.db.transaction().execute(async (trx) => {
+            await insertEvents(trx, [event("01900000-0000-7000-8000-00000000000a")]);
+            throw new Error("the change fails after writing its event");
+          }),
+        ).rejects.toThrow();
+        await database.db
+          .transaction()
+          .execute((trx) => insertEvents(trx, [event("01900000-0000-7000-8000-00000000000b")]));
+        span.end();
+        return span.spanContext();
+      });
+      exporter.reset();
+      const target = uniqueTarget();
+      const relay = testRelay(database.db, target);
+      try {
+        expect(await relay.relayBatch()).toEqual({ claimed: 1, published: 1 });
+      } finally {
+        await relay.stop();
+        await deleteStream(target);
+      }
+      const producers = spans().filter((s) => s.kind === SpanKind.PRODUCER);
+      expect(producers).toHaveLength(1);
+      expect(producers[0]?.spanContext().traceId).toBe(writer.traceId);
+      expect(producers[0]?.parentSpanContext?.spanId).toBe(writer.spanId);
+    },
+  );
 });
