@@ -64,6 +64,7 @@ const GRPC_STATUS: Record<string, number> = {
  * `GET /quizzes/:quiz_id/sessions` with `http.route`. No header values, no
  * query string, no bodies: never a token or an answer.
  *
+ * Quiet routes (the probes /healthz and /readyz) get no span.
  * Registered on the root only when tracing is on (after `observeRequests`,
  * whose route labels it reads). The span's context is made active for the
  * hooks and the handler, so the use case and its SQL statements nest under it.
@@ -72,8 +73,10 @@ export function traceRequests(app: App): void {
   app.decorateRequest("traceSpan", undefined);
   app.decorateRequest("traceContext", undefined);
   app.addHook("onRequest", (request, _reply, done) => {
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const config = request.routeOptions.config;
+    // Probes and scrapes (quiet routes) every few seconds would bury the calls.
+    if (config.quiet) return done();
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const span = tracer.startSpan(
       spanName(request),
       { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } },

@@ -1,4 +1,5 @@
 import { register } from "node:module";
+import { trace } from "@opentelemetry/api";
 import type { TracingConfig } from "../config.js";
 
 /**
@@ -27,13 +28,26 @@ export async function startTracing(config: TracingConfig): Promise<void> {
       import("./trace-sampler.js"),
     ]);
   const sdk = new NodeSDK({
-    // Statements are Kysely's, with `?` placeholders; masking also keeps out
-    // any literal that might be in one. Bound values never reach a span.
-    instrumentations: [new MySQL2Instrumentation({ maskStatement: true })],
+    instrumentations: [
+      new MySQL2Instrumentation({
+        // Statements are Kysely's, with `?` placeholders; masking also keeps
+        // out any literal that might be in one. Bound values never reach a span.
+        maskStatement: true,
+        // The instrumentation masks before it knows whether the span is
+        // sampled: under a call that is not, skip the work (the span is dropped).
+        maskStatementHook: (query) =>
+          trace.getActiveSpan()?.isRecording() ? maskLiterals(query) : "",
+      }),
+    ],
     sampler: new ServiceSampler(configuredSampler(config)),
   });
   sdk.start();
   stop = () => sdk.shutdown();
+}
+
+/** Numbers and quoted strings as `?` (what the instrumentation's own mask does). */
+function maskLiterals(query: string): string {
+  return query.replace(/\b\d+\b/g, "?").replace(/(["'])(?:(?=(\\?))\2.)*?\1/g, "?");
 }
 
 /** Whether `startTracing` has run in this process. */

@@ -173,6 +173,11 @@ describe.skipIf(!natsUp)(
       const sql = sqlUnder(server);
       expect(sql.length).toBeGreaterThan(0);
       expect(sql.map((s) => s.attributes["db.operation.name"])).toContain("INSERT");
+    // Statements with placeholders, never the values bound to them.
+    for (const s of sql) {
+      expect(String(s.attributes["db.query.text"])).toMatch(/^[a-z]+\b/i);
+      expect(String(s.attributes["db.query.text"])).not.toContain("tracer");
+    }
       const useCase = receiver.trace(caller.traceId).find((s) => s.name === "startSession");
       expect(useCase?.parentSpanId).toBe(server.spanId);
 
