@@ -40,14 +40,28 @@ export async function startTracing(config: TracingConfig): Promise<void> {
       }),
     ],
     sampler: new ServiceSampler(configuredSampler(config)),
+    // Traces only: metrics are Prometheus's (/metrics), logs are stdout's.
+    // Left to the SDK, it would also start OTLP metric and log exporters.
+    metricReaders: [],
+    logRecordProcessors: [],
   });
   sdk.start();
   stop = () => sdk.shutdown();
 }
 
-/** Numbers and quoted strings as `?` (what the instrumentation's own mask does). */
+/** Masked statements by their text: Kysely writes a few shapes, each many times. */
+const masked = new Map<string, string>();
+const MASKED_KEPT = 1000;
+
+/** Numbers and quoted strings as `?` (the instrumentation's own mask), remembered per statement. */
 function maskLiterals(query: string): string {
-  return query.replace(/\b\d+\b/g, "?").replace(/(["'])(?:(?=(\\?))\2.)*?\1/g, "?");
+  let text = masked.get(query);
+  if (text === undefined) {
+    text = query.replace(/\b\d+\b/g, "?").replace(/(["'])(?:(?=(\\?))\2.)*?\1/g, "?");
+    if (masked.size >= MASKED_KEPT) masked.clear();
+    masked.set(query, text);
+  }
+  return text;
 }
 
 /** Whether `startTracing` has run in this process. */
