@@ -19,6 +19,9 @@ const FAULTS = new Set([
  * tracing off, OpenTelemetry's no-op API makes this a plain call.
  */
 export function inUseCaseSpan<T>(name: string, run: () => Promise<T>): Promise<T> {
+  // Under a call that is not sampled no child is either (every standard
+  // sampler decides alike for one trace): skip making one.
+  if (trace.getActiveSpan()?.isRecording() === false) return run();
   return tracer.startActiveSpan(name, async (span: Span) => {
     try {
       return await run();

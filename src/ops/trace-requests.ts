@@ -77,12 +77,10 @@ export function traceRequests(app: App): void {
     // Probes and scrapes (quiet routes) every few seconds would bury the calls.
     if (config.quiet) return done();
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
-    const span = tracer.startSpan(
-      spanName(request),
-      { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } },
-      parent,
-    );
+    // Attributes only once sampled: a call that is not costs no attribute work.
+    const span = tracer.startSpan(spanName(request), { kind: SpanKind.SERVER }, parent);
     if (span.isRecording()) {
+      span.setAttribute("http.request.method", request.method);
       const protocol = request.raw.httpVersion === "2.0" ? "2" : request.raw.httpVersion;
       span.setAttribute("network.protocol.version", protocol);
       span.setAttribute("url.path", request.url.split("?", 1)[0] ?? "/");

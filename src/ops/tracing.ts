@@ -9,8 +9,7 @@ import type { TracingConfig } from "../config.js";
  *
  * Started by src/instrument.ts, which `node --import` runs before the
  * service's modules load: the mysql2 instrumentation patches mysql2 as it is
- * imported, and for an ESM app that takes Node's module hooks, registered
- * first. The exporter, its endpoint, protocol (http/protobuf, http/json,
+ * loaded, so it must be in place first. The exporter, its endpoint, protocol (http/protobuf, http/json,
  * grpc), headers and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES)
  * are the SDK's own reading of the standard variables.
  */
@@ -20,7 +19,12 @@ let stop: (() => Promise<void>) | undefined;
 /** Starts the SDK: module hooks, the mysql2 instrumentation, the sampler. */
 export async function startTracing(config: TracingConfig): Promise<void> {
   if (stop !== undefined) return;
-  register("@opentelemetry/instrumentation/hook.mjs", import.meta.url);
+  // Node's module hooks for the instrumented package only: mysql2 is CommonJS
+  // (its files are patched as they are required), and the hook would otherwise
+  // wrap every ES module of the app, a cost on each access to their exports.
+  register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, {
+    data: { include: ["mysql2"] },
+  });
   const [{ NodeSDK }, { MySQL2Instrumentation }, { configuredSampler, ServiceSampler }] =
     await Promise.all([
       import("@opentelemetry/sdk-node"),
