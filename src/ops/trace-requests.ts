@@ -21,8 +21,7 @@ declare module "fastify" {
   }
 }
 
-/** The tracer of the service's own spans. */
-export const tracer = trace.getTracer("practice-sessions");
+const tracer = trace.getTracer("practice-sessions");
 
 /** Connect codes a server span counts as its own failure (the gRPC conventions' list). */
 const SERVER_FAULTS = new Set([
@@ -64,7 +63,6 @@ const GRPC_STATUS: Record<string, number> = {
  * `GET /quizzes/:quiz_id/sessions` with `http.route`. No header values, no
  * query string, no bodies: never a token or an answer.
  *
- * Quiet routes (the probes /healthz and /readyz) get no span.
  * Registered on the root only when tracing is on (after `observeRequests`,
  * whose route labels it reads). The span's context is made active for the
  * hooks and the handler, so the use case and its SQL statements nest under it.
@@ -74,7 +72,7 @@ export function traceRequests(app: App): void {
   app.decorateRequest("traceContext", undefined);
   app.addHook("onRequest", (request, _reply, done) => {
     const config = request.routeOptions.config;
-    // Probes and scrapes (quiet routes) every few seconds would bury the calls.
+    // Probes (quiet routes: /healthz, /readyz) every few seconds would bury the calls.
     if (config.quiet) return done();
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     // Attributes only once sampled: a call that is not costs no attribute work.

@@ -9,9 +9,10 @@ import type { TracingConfig } from "../config.js";
  *
  * Started by src/instrument.ts, which `node --import` runs before the
  * service's modules load: the mysql2 instrumentation patches mysql2 as it is
- * loaded, so it must be in place first. The exporter, its endpoint, protocol (http/protobuf, http/json,
- * grpc), headers and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES)
- * are the SDK's own reading of the standard variables.
+ * loaded, so it must be in place first. The exporter, its endpoint, protocol
+ * (http/protobuf, http/json, grpc), headers and the resource
+ * (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) are the SDK's own reading of
+ * the standard variables.
  */
 
 let stop: (() => Promise<void>) | undefined;
