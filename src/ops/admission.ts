@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { trace } from "@opentelemetry/api";
 import { errors } from "../app/errors.js";
+import { traceAdmissionWait } from "./admission-trace.js";
 import { LatencyLimit } from "./latency-limit.js";
 
 /** How many requests run at once, how many may wait, and when waiting counts as overload. */
@@ -291,26 +291,23 @@ export function acquireWithin(
   const timer = setTimeout(() => wait.abort(deadlineExceeded()), timeoutMs);
   const onAbort = () => wait.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
-  // The call's span (when tracing is on) shows how long it queued, and whether it got in.
-  const span = trace.getActiveSpan();
-  const queuedAt = span === undefined ? 0 : performance.now();
-  return admission.acquire(wait.signal, kind).then(
-    (release) => {
+  const waited = traceAdmissionWait();
+  return admission
+    .acquire(wait.signal, kind)
+    .then(
+      (release) => {
+        waited(false);
+        return release;
+      },
+      (err: unknown) => {
+        waited(true);
+        throw err;
+      },
+    )
+    .finally(() => {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
-      span?.addEvent("admission", { "admission.queue_ms": performance.now() - queuedAt });
-      return release;
-    },
-    (err: unknown) => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      span?.addEvent("admission", {
-        "admission.queue_ms": performance.now() - queuedAt,
-        "admission.refused": true,
-      });
-      throw err;
-    },
-  );
+    });
 }
 
 function deadlineExceeded(): ConnectError {
