@@ -3,6 +3,14 @@ import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 
 const tracer = trace.getTracer("practice-sessions");
 
+/** Set by ops/tracing.ts when the SDK starts (and by tests that trace). */
+let enabled = false;
+
+/** Turns use-case spans on: call once an OpenTelemetry SDK is registered. */
+export function enableUseCaseSpans(on = true): void {
+  enabled = on;
+}
+
 /** Codes that are the service's failure, not the caller's (as on the server span). */
 const FAULTS = new Set([
   Code.Unknown,
@@ -19,9 +27,10 @@ const FAULTS = new Set([
  * tracing off, OpenTelemetry's no-op API makes this a plain call.
  */
 export function inUseCaseSpan<T>(name: string, run: () => Promise<T>): Promise<T> {
-  // Under a call that is not sampled no child is either (every standard
-  // sampler decides alike for one trace): skip making one.
-  if (trace.getActiveSpan()?.isRecording() === false) return run();
+  // Tracing off: not even the no-op API's work. Under a call that is not
+  // sampled no child is either (every standard sampler decides alike for
+  // one trace): skip making one.
+  if (!enabled || trace.getActiveSpan()?.isRecording() === false) return run();
   return tracer.startActiveSpan(name, async (span: Span) => {
     try {
       return await run();

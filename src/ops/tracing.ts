@@ -1,5 +1,6 @@
 import { register } from "node:module";
 import { trace } from "@opentelemetry/api";
+import { enableUseCaseSpans } from "../app/use-case-span.js";
 import type { TracingConfig } from "../config.js";
 
 /**
@@ -26,24 +27,25 @@ export async function startTracing(config: TracingConfig): Promise<void> {
   register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, {
     data: { include: ["mysql2"] },
   });
-  const [{ NodeSDK }, { MySQL2Instrumentation }, { configuredSampler, ServiceSampler }] =
-    await Promise.all([
-      import("@opentelemetry/sdk-node"),
-      import("@opentelemetry/instrumentation-mysql2"),
-      import("./trace-sampler.js"),
-    ]);
+  const [
+    { NodeSDK },
+    { MySQL2Instrumentation },
+    { configuredSampler, RecordingParentOnly, ServiceSampler },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-node"),
+    import("@opentelemetry/instrumentation-mysql2"),
+    import("./trace-sampler.js"),
+  ]);
+  const mysql2 = new MySQL2Instrumentation({
+    // Statements are Kysely's, with `?` placeholders; masking also keeps
+    // out any literal that might be in one. Bound values never reach a span.
+    maskStatement: true,
+    // The instrumentation masks before it knows whether the span is
+    // sampled: under a call that is not, skip the work (the span is dropped).
+    maskStatementHook: (query) => (trace.getActiveSpan()?.isRecording() ? maskLiterals(query) : ""),
+  });
   const sdk = new NodeSDK({
-    instrumentations: [
-      new MySQL2Instrumentation({
-        // Statements are Kysely's, with `?` placeholders; masking also keeps
-        // out any literal that might be in one. Bound values never reach a span.
-        maskStatement: true,
-        // The instrumentation masks before it knows whether the span is
-        // sampled: under a call that is not, skip the work (the span is dropped).
-        maskStatementHook: (query) =>
-          trace.getActiveSpan()?.isRecording() ? maskLiterals(query) : "",
-      }),
-    ],
+    instrumentations: [mysql2],
     sampler: new ServiceSampler(configuredSampler(config)),
     // Traces only: metrics are Prometheus's (/metrics), logs are stdout's.
     // Left to the SDK, it would also start OTLP metric and log exporters.
@@ -51,6 +53,11 @@ export async function startTracing(config: TracingConfig): Promise<void> {
     logRecordProcessors: [],
   });
   sdk.start();
+  // SQL statements get a span only under a call's span that records: the
+  // instrumentation would otherwise do a span's work for each statement of
+  // every unsampled call, and root spans for the relay's polls.
+  mysql2.setTracerProvider(new RecordingParentOnly(trace.getTracerProvider()));
+  enableUseCaseSpans();
   stop = () => sdk.shutdown();
 }
 

@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, trace } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
@@ -11,6 +11,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { enableUseCaseSpans } from "../../src/app/use-case-span.js";
 import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
@@ -20,7 +21,7 @@ import { sessionStarted } from "../../src/domain/events.js";
 import { outboxEvent } from "../../src/events/cloud-event.js";
 import { startPublish } from "../../src/events/trace-event.js";
 import { Admission, admissionLimits } from "../../src/ops/admission.js";
-import { ServiceSampler } from "../../src/ops/trace-sampler.js";
+import { RecordingParentOnly, ServiceSampler } from "../../src/ops/trace-sampler.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -51,6 +52,7 @@ beforeAll(async () => {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
+  enableUseCaseSpans();
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db, { questions: 2 });
   app = await buildServer({
@@ -65,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await database?.drop();
+  enableUseCaseSpans(false);
   trace.disable();
   propagation.disable();
   context.disable();
@@ -259,4 +262,19 @@ describe("tracing in process", () => {
       expect(producers[0]?.parentSpanContext?.spanId).toBe(writer.spanId);
     },
   );
+
+  it("the SQL instrumentation's tracer starts a span only under a parent that records", () => {
+    const sql = new RecordingParentOnly(provider).getTracer("sql");
+    const alone = sql.startSpan("select", {}, ROOT_CONTEXT);
+    expect(alone.isRecording()).toBe(false);
+    const unsampled = trace.wrapSpanContext({ traceId: TRACE_ID, spanId: CALLER, traceFlags: 0 });
+    const underUnsampled = sql.startSpan("select", {}, trace.setSpan(ROOT_CONTEXT, unsampled));
+    expect(underUnsampled.isRecording()).toBe(false);
+    expect(underUnsampled.spanContext().traceId).toBe(TRACE_ID);
+    const parent = trace.getTracer("test").startSpan("call");
+    const underSampled = sql.startSpan("select", {}, trace.setSpan(ROOT_CONTEXT, parent));
+    expect(underSampled.isRecording()).toBe(true);
+    underSampled.end();
+    parent.end();
+  });
 });

@@ -220,9 +220,9 @@ describe.skipIf(!natsUp)(
         });
         const traceparent = `00-${caller.traceId}-${producer.spanId}-01`;
         expect(m?.header.get("traceparent")).toBe(traceparent);
-      // The trace headers go beside JetStream's de-duplication id, not instead of it.
-      const event0 = m?.json<{ id: string }>();
-      expect(m?.header.get("Nats-Msg-Id")).toBe(event0?.id);
+        // The trace headers go beside JetStream's de-duplication id, not instead of it.
+        const event0 = m?.json<{ id: string }>();
+        expect(m?.header.get("Nats-Msg-Id")).toBe(event0?.id);
         const event = m?.json<{ subject: string; traceparent: string }>();
         expect(event).toMatchObject({ subject: sessionId, traceparent });
       } finally {
