@@ -8,11 +8,15 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
-import type { App, AppRequest } from "../app-server.js";
+import type { App } from "../app-server.js";
 import { outcomeOf } from "./outcome.js";
 import { rpcTransport } from "./request-log.js";
 
 declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The route's span name and RPC attributes, made once per route (trace-requests.ts). */
+    trace?: RouteTrace;
+  }
   interface FastifyRequest {
     /** The request's SERVER span, when tracing is on (trace-requests.ts). */
     traceSpan: Span | undefined;
@@ -22,6 +26,15 @@ declare module "fastify" {
 }
 
 const tracer = trace.getTracer("practice-sessions");
+
+/** What a route's spans are named and say of it, whatever the request. */
+interface RouteTrace {
+  name: string;
+  /** RPC routes: `rpc.service` and `rpc.method`. */
+  rpc?: { service: string; method: string };
+  /** REST routes: `http.route`. */
+  route?: string;
+}
 
 /** Connect codes a server span counts as its own failure (the gRPC conventions' list). */
 const SERVER_FAULTS = new Set([
@@ -70,27 +83,31 @@ const GRPC_STATUS: Record<string, number> = {
 export function traceRequests(app: App): void {
   app.decorateRequest("traceSpan", undefined);
   app.decorateRequest("traceContext", undefined);
+  // After observeRequests' onRoute, which labels the procedure.
+  app.addHook("onRoute", (route) => {
+    route.config = { ...route.config, trace: routeTrace(route.config ?? {}, route.url) };
+  });
   app.addHook("onRequest", (request, _reply, done) => {
     const config = request.routeOptions.config;
     // Probes (quiet routes: /healthz, /readyz) every few seconds would bury the calls.
     if (config.quiet) return done();
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const names = config.trace;
     // Attributes only once sampled: a call that is not costs no attribute work.
-    const span = tracer.startSpan(spanName(request), { kind: SpanKind.SERVER }, parent);
+    const span = tracer.startSpan(names?.name ?? request.method, { kind: SpanKind.SERVER }, parent);
     if (span.isRecording()) {
       span.setAttribute("http.request.method", request.method);
       const protocol = request.raw.httpVersion === "2.0" ? "2" : request.raw.httpVersion;
       span.setAttribute("network.protocol.version", protocol);
       span.setAttribute("url.path", request.url.split("?", 1)[0] ?? "/");
       span.setAttribute("url.scheme", request.protocol);
-      if (config.rpc && config.procedure !== undefined) {
-        const [service, method] = config.procedure.slice(1).split("/");
+      if (names?.rpc) {
         const transport = rpcTransport(request.headers["content-type"]);
         span.setAttribute("rpc.system", transport === "connect" ? "connect_rpc" : "grpc");
-        if (service !== undefined) span.setAttribute("rpc.service", service);
-        if (method !== undefined) span.setAttribute("rpc.method", method);
-      } else if (request.routeOptions.url !== undefined) {
-        span.setAttribute("http.route", request.routeOptions.url);
+        span.setAttribute("rpc.service", names.rpc.service);
+        span.setAttribute("rpc.method", names.rpc.method);
+      } else if (names?.route !== undefined) {
+        span.setAttribute("http.route", names.route);
       }
     }
     request.traceSpan = span;
@@ -128,10 +145,15 @@ export function traceRequests(app: App): void {
   });
 }
 
-/** `rpc.service/rpc.method` for RPC, "METHOD /route" for REST, the method alone unmatched. */
-function spanName(request: AppRequest): string {
-  const config = request.routeOptions.config;
-  if (config.rpc && config.procedure !== undefined) return config.procedure.slice(1);
-  const route = request.routeOptions.url;
-  return route === undefined ? request.method : `${request.method} ${route}`;
+/**
+ * `practice.v1.PracticeSessionService/StartSession` (rpc.service/rpc.method)
+ * for RPC, "METHOD /route" for REST: the labels observeRequests gave the route.
+ */
+function routeTrace(config: { rpc?: boolean; procedure?: string }, url: string): RouteTrace {
+  const procedure = config.procedure ?? url;
+  if (config.rpc) {
+    const [service = "", method = ""] = procedure.slice(1).split("/");
+    return { name: procedure.slice(1), rpc: { service, method } };
+  }
+  return { name: procedure, route: url };
 }
