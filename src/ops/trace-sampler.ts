@@ -1,15 +1,4 @@
-import {
-  type Attributes,
-  type Context,
-  context,
-  INVALID_SPAN_CONTEXT,
-  type Link,
-  SpanKind,
-  type Tracer,
-  type TracerOptions,
-  type TracerProvider,
-  trace,
-} from "@opentelemetry/api";
+import { type Attributes, type Context, type Link, SpanKind, trace } from "@opentelemetry/api";
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -78,30 +67,5 @@ export class ServiceSampler implements Sampler {
 
   toString(): string {
     return `ServiceSampler{${this.inner.toString()}}`;
-  }
-}
-
-/**
- * A tracer provider whose tracers start a span only under a parent span that
- * records; otherwise they hand back a non-recording span carrying the
- * parent's context (or none), without the SDK's work (ids, attributes, the
- * sampler). Given to the mysql2 instrumentation: a statement's span is only
- * worth making inside a sampled call.
- */
-export class RecordingParentOnly implements TracerProvider {
-  constructor(private readonly inner: TracerProvider) {}
-
-  getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
-    const tracer = this.inner.getTracer(name, version, options);
-    const startSpan: Tracer["startSpan"] = (spanName, spanOptions, ctx = context.active()) => {
-      const parent = trace.getSpan(ctx);
-      if (parent === undefined) return trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
-      if (!parent.isRecording()) return trace.wrapSpanContext(parent.spanContext());
-      return tracer.startSpan(spanName, spanOptions, ctx);
-    };
-    return {
-      startSpan,
-      startActiveSpan: tracer.startActiveSpan.bind(tracer) as Tracer["startActiveSpan"],
-    };
   }
 }

@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
+import { context, propagation, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import {
@@ -21,7 +21,7 @@ import { sessionStarted } from "../../src/domain/events.js";
 import { outboxEvent } from "../../src/events/cloud-event.js";
 import { startPublish } from "../../src/events/trace-event.js";
 import { Admission, admissionLimits } from "../../src/ops/admission.js";
-import { RecordingParentOnly, ServiceSampler } from "../../src/ops/trace-sampler.js";
+import { ServiceSampler } from "../../src/ops/trace-sampler.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -262,19 +262,4 @@ describe("tracing in process", () => {
       expect(producers[0]?.parentSpanContext?.spanId).toBe(writer.spanId);
     },
   );
-
-  it("the SQL instrumentation's tracer starts a span only under a parent that records", () => {
-    const sql = new RecordingParentOnly(provider).getTracer("sql");
-    const alone = sql.startSpan("select", {}, ROOT_CONTEXT);
-    expect(alone.isRecording()).toBe(false);
-    const unsampled = trace.wrapSpanContext({ traceId: TRACE_ID, spanId: CALLER, traceFlags: 0 });
-    const underUnsampled = sql.startSpan("select", {}, trace.setSpan(ROOT_CONTEXT, unsampled));
-    expect(underUnsampled.isRecording()).toBe(false);
-    expect(underUnsampled.spanContext().traceId).toBe(TRACE_ID);
-    const parent = trace.getTracer("test").startSpan("call");
-    const underSampled = sql.startSpan("select", {}, trace.setSpan(ROOT_CONTEXT, parent));
-    expect(underSampled.isRecording()).toBe(true);
-    underSampled.end();
-    parent.end();
-  });
 });
