@@ -82,10 +82,15 @@ function sqlUnder(server: ReceivedSpan): ReceivedSpan[] {
   );
 }
 
-async function rest(method: string, path: string, headers: Record<string, string>) {
+async function rest(method: string, path: string, headers: Record<string, string>, body?: unknown) {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, {
     method,
-    headers: { authorization: `Bearer ${await token("tracer")}`, ...headers },
+    headers: {
+      authorization: `Bearer ${await token("tracer")}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
@@ -237,6 +242,21 @@ describe.skipIf(!natsUp)(
 
     it("REST CompleteSession: the same, and the example consumer's span goes on under the relay's", async () => {
       const started = await rest("POST", `/quizzes/${quiz.quizId}/sessions`, {});
+      // An answer in a trace of its own: its text goes in no span.
+      const answering = callerSpan();
+      const answer = "zebra-secret-answer";
+      const answered = await rest(
+        "POST",
+        `/sessions/${String(started.body.id)}/answers`,
+        { traceparent: answering.traceparent },
+        { question_id: quiz.questionIds[0], user_answer: answer },
+      );
+      expect(answered.status).toBe(201);
+      const answerSpan = await serverSpan(answering.traceId);
+      expect(sqlUnder(answerSpan).map((s) => s.attributes["db.operation.name"])).toContain(
+        "INSERT",
+      );
+      expect(JSON.stringify(receiver.trace(answering.traceId))).not.toContain(answer);
       const caller = callerSpan();
       const done = await rest("POST", `/sessions/${String(started.body.id)}/complete`, {
         traceparent: caller.traceparent,
