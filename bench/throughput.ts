@@ -14,6 +14,11 @@
  * the same service under other runtimes (bench/lib/variants.ts: Node 20, an
  * older protobuf-es), each against the current one, at 16 callers.
  *
+ * BENCH_TRACING=1 (`npm run bench:tracing`): instead, REST and gRPC list on the
+ * service with OpenTelemetry off, on at ratio 1.0 exporting to a local OTLP
+ * endpoint (bench/lib/otlp-sink.ts), and on at ratio 0.01, each against off,
+ * at 16 callers; plus the no-op API's cost of a use-case span in this process.
+ *
  * BENCH_QUICK=1: one round of 1 s at 16 callers (checks it runs end to end).
  * BENCH_ONLY=regex runs only the targets whose names match (for a profile of one).
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
@@ -24,12 +29,14 @@ import {
   ListSessionsRequestSchema,
   ListSessionsResponseSchema,
 } from "../gen/practice/v1/practice_session_service_pb.js";
+import { inUseCaseSpan } from "../src/app/use-case-span.js";
 import { signToken } from "../src/auth/tokens.js";
 import { compileJsonWriter } from "../src/rpc/proto-json.js";
 import { sessionToProto } from "../src/rpc/to-proto.js";
 import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
 import { closedLoop, grpcRequest, H2Client, httpLoad } from "./lib/load.js";
+import { OtlpSink } from "./lib/otlp-sink.js";
 import { busyCore, cpuMs } from "./lib/proc.js";
 import { writeReport } from "./lib/report.js";
 import { type LoadResult, median } from "./lib/stats.js";
@@ -41,7 +48,8 @@ const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
 const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 4000));
 const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 const ABLATION = env.BENCH_ABLATION === "1";
-const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION ? "16" : "1,16,64"))
+const TRACING = env.BENCH_TRACING === "1";
+const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION || TRACING ? "16" : "1,16,64"))
   .split(",")
   .map(Number);
 const HISTORY = 1000;
@@ -76,6 +84,7 @@ async function main(): Promise<void> {
   const quizId = data.levelQuiz.get(HISTORY) ?? "";
   const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
   const children: Child[] = [];
+  const sink = new OtlpSink();
   try {
     const message = create(ListSessionsRequestSchema, { quizId });
     const auth = { authorization: `Bearer ${token}` };
@@ -117,7 +126,30 @@ async function main(): Promise<void> {
     };
     const targets: Target[] = [];
     const pairs: [string, string][] = [];
-    if (ABLATION) {
+    if (TRACING) {
+      // As npm start runs it: the tracing preload first, whatever the variables say.
+      const preload = { nodeFlags: ["--import", "./dist/src/instrument.js"] };
+      const endpoint = await sink.start();
+      const traced = (ratio: string) => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_SERVICE_NAME: "practice-sessions-bench",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: ratio,
+      });
+      const variants: [string, Record<string, string>][] = [
+        ["tracing off", {}],
+        ["tracing on, ratio 1.0", traced("1.0")],
+        ["tracing on, ratio 0.01", traced("0.01")],
+      ];
+      for (const [label, vars] of variants) {
+        const svc = await startService(data.url, vars, preload);
+        children.push(svc);
+        targets.push(http(`REST (${label})`, svc, rest), grpc(`gRPC (${label})`, svc));
+        if (label === "tracing off") continue;
+        for (const what of ["REST", "gRPC"])
+          pairs.push([`${what} (${label})`, `${what} (tracing off)`]);
+      }
+    } else if (ABLATION) {
       const runtimes = ablationRuntimes();
       const base = runtimes[0]?.label;
       for (const v of runtimes) {
@@ -190,7 +222,7 @@ async function main(): Promise<void> {
       }
     }
     const lines = [
-      `# ${ABLATION ? "Ablation" : "Throughput"}: ListSessions, first page of 20 of ${HISTORY} sessions`,
+      `# ${ABLATION ? "Ablation" : TRACING ? "Tracing" : "Throughput"}: ListSessions, first page of 20 of ${HISTORY} sessions`,
       "",
       `${DURATION_MS} ms per run, median of ${ROUNDS} round(s); calls/s and CPU per call count answered calls only (errors: the others, e.g. shed with 503); CPU is the server process's.`,
       env.BENCH_BUSY_CORE === "1" ? "Another process kept one core busy throughout." : "",
@@ -208,17 +240,43 @@ async function main(): Promise<void> {
       }
     }
     lines.push("", ratios(results, pairs, CONCURRENCIES));
-    if (!ABLATION) lines.push("", jsonPageCost());
+    // On a shared machine the least CPU a call took in any round is the
+    // steadiest figure of what it costs: others' load only ever adds to it.
+    if (TRACING) lines.push("", ratios(results, pairs, CONCURRENCIES, "least"));
+    if (TRACING) {
+      lines.push(
+        "",
+        `- Spans exported to the local endpoint: ${sink.requests} requests, ${Math.round(sink.bytes / 1024)} KiB.`,
+        await noopSpanCost(),
+      );
+    } else if (!ABLATION) lines.push("", jsonPageCost());
     writeReport(
-      ABLATION ? "ablation" : "throughput",
+      ABLATION ? "ablation" : TRACING ? "tracing" : "throughput",
       lines.join("\n"),
       Object.fromEntries(results),
     );
   } finally {
     for (const child of children) await child.stop();
+    await sink.close();
     await data.drop();
     stopBusy();
   }
+}
+
+/**
+ * What tracing off leaves on a call's path: the use-case span on
+ * OpenTelemetry's no-op API (this process starts no SDK), per call.
+ */
+async function noopSpanCost(): Promise<string> {
+  const run = () => inUseCaseSpan("listSessions", async () => 1);
+  for (let i = 0; i < 20_000; i++) await run();
+  const start = performance.now();
+  for (let i = 0; i < 100_000; i++) await run();
+  const us = ((performance.now() - start) * 1000) / 100_000;
+  const bare = performance.now();
+  for (let i = 0; i < 100_000; i++) await (async () => 1)();
+  const bareUs = ((performance.now() - bare) * 1000) / 100_000;
+  return `- Tracing off, in this process: a use case wrapped in its span on the no-op API ${us.toFixed(2)} µs, unwrapped ${bareUs.toFixed(2)} µs.`;
 }
 
 /** One page of 20 sessions as JSON, in this process: protobuf-es, then rpc/proto-json.ts. */
@@ -251,16 +309,27 @@ function jsonPageCost(): string {
   return `- JSON of one page of 20 sessions: protobuf-es toJsonString ${slow.toFixed(1)} µs, rpc/proto-json.ts ${fast.toFixed(1)} µs (same bytes).`;
 }
 
-/** The ratios the baselines are for, at each concurrency: calls/s, and CPU per call. */
-function ratios(results: Map<string, Row[]>, pairs: [string, string][], concurrencies: number[]) {
-  const med = (name: string, c: number, k: keyof Row) =>
-    median((results.get(`${name}|${c}`) ?? []).map((r) => r[k]));
+/**
+ * The ratios the baselines are for, at each concurrency: calls/s, and CPU per
+ * call; of the rounds' medians, or ("least") of their best (most calls/s, least CPU).
+ */
+function ratios(
+  results: Map<string, Row[]>,
+  pairs: [string, string][],
+  concurrencies: number[],
+  of: "median" | "least" = "median",
+) {
+  const med = (name: string, c: number, k: keyof Row) => {
+    const values = (results.get(`${name}|${c}`) ?? []).map((r) => r[k]);
+    if (of === "median") return median(values);
+    return k === "rps" ? Math.max(...values) : Math.min(...values);
+  };
   const ratio = (a: string, b: string, c: number, k: keyof Row) =>
     (med(a, c, k) / med(b, c, k)).toFixed(2);
   return pairs
     .map(
       ([a, b]) =>
-        `- ${a} ÷ ${b}: ${concurrencies.map((c) => `${ratio(a, b, c, "rps")} calls/s, ${ratio(a, b, c, "cpuUsPerCall")} CPU/call at ${c}`).join("; ")}`,
+        `- ${of === "least" ? "best rounds: " : ""}${a} ÷ ${b}: ${concurrencies.map((c) => `${ratio(a, b, c, "rps")} calls/s, ${ratio(a, b, c, "cpuUsPerCall")} CPU/call at ${c}`).join("; ")}`,
     )
     .join("\n");
 }

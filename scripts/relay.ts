@@ -15,6 +15,7 @@ import { OutboxRelay } from "../src/events/relay.js";
 import { OutboxMetrics } from "../src/events/relay-metrics.js";
 import { Metrics } from "../src/ops/metrics.js";
 import { listenFailure, runEntry, StartupError } from "../src/ops/startup-errors.js";
+import { stopTracing } from "../src/ops/tracing.js";
 
 let config: Config | undefined;
 
@@ -81,6 +82,7 @@ runEntry(
       server?.close();
       await relay.stop();
       await database.close();
+      await stopTracing();
       process.exit(0);
     };
     process.on("SIGTERM", () => void stop());

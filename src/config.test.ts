@@ -123,4 +123,42 @@ describe("events configuration", () => {
       expect(() => loadConfig(env)).toThrow(ConfigError);
     }
   });
+
+  it("turns tracing on only when spans have somewhere to go (an OTLP endpoint, or an exporter named)", () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(
+      loadConfig({ OTEL_SERVICE_NAME: "x", OTEL_TRACES_SAMPLER: "always_on" }).tracing,
+    ).toBeUndefined();
+    const on = { sampler: "parentbased_always_on", ratio: 1 };
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).tracing).toEqual(
+      on,
+    );
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://c:4318/v1/traces" }).tracing,
+    ).toEqual(on);
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: "console" }).tracing).toEqual(on);
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: "otlp" }).tracing).toEqual(on);
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: "none" }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: "true" }).tracing).toBeUndefined();
+  });
+
+  it("reads OTEL_TRACES_SAMPLER and its ratio, and refuses what the SDK would only warn about", () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    expect(
+      loadConfig({
+        ...endpoint,
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.01",
+      }).tracing,
+    ).toEqual({ sampler: "parentbased_traceidratio", ratio: 0.01 });
+    for (const env of [
+      { OTEL_TRACES_SAMPLER: "sometimes" },
+      { OTEL_TRACES_SAMPLER_ARG: "2" },
+      { OTEL_TRACES_SAMPLER_ARG: "half" },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "collector 4318" },
+    ]) {
+      expect(() => loadConfig({ ...endpoint, ...env })).toThrow(ConfigError);
+    }
+  });
 });

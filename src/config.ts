@@ -70,7 +70,31 @@ export interface Config {
   /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts): `RPC_SHORT_PATH=on|off`, default on. */
   rpcShortPath: boolean;
   events: EventsConfig;
+  /** OpenTelemetry tracing (ops/tracing.ts); undefined: off, no SDK loaded. */
+  tracing?: TracingConfig;
 }
+
+/**
+ * Tracing as the standard OTEL_* variables set it. The SDK reads the exporter's
+ * own variables (endpoint, protocol, headers, resource) itself; what we decide
+ * from is here.
+ */
+export interface TracingConfig {
+  /** OTEL_TRACES_SAMPLER (default parentbased_always_on: a caller's decision is kept). */
+  sampler: TraceSampler;
+  /** OTEL_TRACES_SAMPLER_ARG: the ratio of the *traceidratio samplers (default 1). */
+  ratio: number;
+}
+
+export const TRACE_SAMPLERS = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+] as const;
+export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 /** Where the outbox's events are published; see src/events/. */
 export interface EventsConfig {
@@ -202,7 +226,38 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins,
     practicePage: flag(env, "PRACTICE_PAGE", !production),
     rpcShortPath: flag(env, "RPC_SHORT_PATH", true),
+    tracing: tracingConfig(env),
   };
+}
+
+/**
+ * Tracing is on when spans have somewhere to go: an OTLP endpoint, or
+ * OTEL_TRACES_EXPORTER naming an exporter (otlp goes to localhost:4318 by
+ * default, console to stdout). OTEL_SDK_DISABLED=true or
+ * OTEL_TRACES_EXPORTER=none turns it off whatever else is set.
+ */
+export function tracingConfig(env: Env = process.env): TracingConfig | undefined {
+  if (optional(env, "OTEL_SDK_DISABLED")?.toLowerCase() === "true") return undefined;
+  const exporters = (optional(env, "OTEL_TRACES_EXPORTER") ?? "")
+    .split(",")
+    .map((e) => e.trim().toLowerCase())
+    .filter((e) => e !== "");
+  if (exporters.includes("none")) return undefined;
+  const endpoint =
+    optional(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ??
+    optional(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+  const named = exporters.some((e) => e === "otlp" || e === "console");
+  if (endpoint === undefined && !named) return undefined;
+  if (endpoint !== undefined && !URL.canParse(endpoint)) {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT is not a URL: ${endpoint}`);
+  }
+  const sampler = oneOf(env, "OTEL_TRACES_SAMPLER", TRACE_SAMPLERS, "parentbased_always_on");
+  const rawRatio = optional(env, "OTEL_TRACES_SAMPLER_ARG");
+  const ratio = rawRatio === undefined ? 1 : Number(rawRatio);
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got "${rawRatio}"`);
+  }
+  return { sampler, ratio };
 }
 
 function eventsConfig(env: Env): EventsConfig {

@@ -25,6 +25,7 @@ import {
   StartupError,
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
+import { stopTracing, tracingStarted } from "./ops/tracing.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -141,6 +142,7 @@ async function main() {
     logger,
     practicePage,
     rpcShortPath: config.rpcShortPath,
+    tracing: tracingStarted(),
   });
   const port = servePort(app, { tls: config.tls });
   try {
@@ -237,6 +239,8 @@ async function main() {
       await relayStopped;
       await database.close();
       await readDatabase?.close();
+      // The last spans (the drain's calls, the relay's last batch) go out before exit.
+      await stopTracing();
       if (cut > 0) {
         // Calls were cut short: not a clean stop, whatever the signal.
         logger.error(

@@ -53,6 +53,7 @@ import {
 } from "./ops/reflection-service.js";
 import { RefusalPace } from "./ops/refusal-pace.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
+import { traceRequests } from "./ops/trace-requests.js";
 import { MethodNotAllowed, routeMethods } from "./rest/method-not-allowed.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
@@ -98,6 +99,8 @@ export interface ServerDeps {
   practicePage?: PracticePageFiles;
   /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
   rpcShortPath?: boolean;
+  /** A SERVER span per request (ops/trace-requests.ts): on when OpenTelemetry is; default off. */
+  tracing?: boolean;
 }
 
 /**
@@ -174,6 +177,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
   decorateCalls(app);
+  if (deps.tracing) traceRequests(app);
   app.addHook("onRequest", refuseLargeHttp2Head);
   app.addHook("onSend", closeIfUnread);
   await registerCors(app, deps.corsOrigins ?? []);

@@ -1,6 +1,13 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 
 /**
  * A durable JetStream consumer of `practice.session.completed` that keeps a
@@ -36,8 +43,24 @@ export interface AverageScoreState {
 
 /** The data of a `practice.session.completed` CloudEvent (proto/practice/v1/events.proto). */
 interface SessionCompletedEvent {
+  id: string;
   type: string;
+  /** CloudEvents Distributed Tracing extension: the producer's context. */
+  traceparent?: string;
+  tracestate?: string;
   data: { user_id: string; session_id: string; score_percentage: number };
+}
+
+const tracer = trace.getTracer("average-score");
+
+/** The message's trace context: its NATS headers, else the CloudEvent's extension attributes. */
+function traceFields(m: JsMsg, event: SessionCompletedEvent): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const traceparent = m.headers?.get("traceparent") || event.traceparent;
+  const tracestate = m.headers?.get("tracestate") || event.tracestate;
+  if (traceparent) fields.traceparent = traceparent;
+  if (tracestate) fields.tracestate = tracestate;
+  return fields;
 }
 
 export function loadState(file: string): AverageScoreState {
@@ -81,8 +104,25 @@ export async function runAverageScore(
     if (signal.aborted) await messages.close();
     for await (const m of messages) {
       const seq = m.info.streamSequence;
+      const event = m.json<SessionCompletedEvent>();
+      // The trace goes on: a CONSUMER span under the relay's PRODUCER span.
+      // With no OpenTelemetry SDK started (tracing.ts) this is a no-op.
+      const span = tracer.startSpan(
+        `process ${m.subject}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            "messaging.system": "nats",
+            "messaging.operation.type": "process",
+            "messaging.destination.name": m.subject,
+            "messaging.message.id": event.id,
+            "cloudevents.event_id": event.id,
+            "cloudevents.event_type": event.type,
+          },
+        },
+        propagation.extract(ROOT_CONTEXT, traceFields(m, event)),
+      );
       if (seq > state.lastSeq) {
-        const event = m.json<SessionCompletedEvent>();
         const user = state.users[event.data.user_id] ?? { sessions: 0, totalScore: 0 };
         state.users[event.data.user_id] = user;
         user.sessions += 1;
@@ -90,9 +130,13 @@ export async function runAverageScore(
         state.lastSeq = seq;
         saveState(options.stateFile, state);
         options.onAverage?.(event.data.user_id, user.totalScore / user.sessions, user.sessions);
-        if (options.crashBeforeAck?.(seq)) break;
+        if (options.crashBeforeAck?.(seq)) {
+          span.end();
+          break;
+        }
       }
       m.ack();
+      span.end();
     }
     return state;
   } finally {

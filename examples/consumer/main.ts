@@ -1,12 +1,14 @@
 import { runAverageScore } from "./average-score.js";
+import { startTracing } from "./tracing.js";
 
 /**
  * `npm run example:consumer`: prints each user's running average score as
  * sessions complete. NATS_URL, NATS_STREAM and NATS_SUBJECT_PREFIX as for the
  * service; CONSUMER_NAME (default average-score) and CONSUMER_STATE (default
- * ./data/average-score.json). Stop it with Ctrl-C; start it again: it goes on
+ * ./data/average-score.json); the OTEL_* variables for traces (tracing.ts). Stop it with Ctrl-C; start it again: it goes on
  * where it stopped, counting nothing twice.
  */
+const stopTracing = await startTracing();
 const stop = new AbortController();
 process.once("SIGINT", () => stop.abort());
 process.once("SIGTERM", () => stop.abort());
@@ -24,3 +26,4 @@ const state = await runAverageScore(
   stop.signal,
 );
 console.log(`stopped after stream sequence ${state.lastSeq}`);
+await stopTracing();

@@ -22,6 +22,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { listDueQuestions } from "./review.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { type StartResult, startSession } from "./start-session.js";
+import { inUseCaseSpan } from "./use-case-span.js";
 
 export type { AnswerInput, AnswerResult } from "./answer-and-complete.js";
 export type { ListSessionsInput, SessionDetail, SessionPage } from "./read-sessions.js";
@@ -65,7 +66,7 @@ export class PracticeSessions {
     input: ListSessionsInput,
     signal?: AbortSignal,
   ): Promise<SessionPage> {
-    return cancellable(signal, () => listSessions(this.#ctx, userId, input));
+    return this.#run("listSessions", signal, () => listSessions(this.#ctx, userId, input));
   }
 
   /** See start-session.ts `startSession`; `mode` defaults to the whole quiz. */
@@ -75,22 +76,22 @@ export class PracticeSessions {
     mode?: SessionMode,
     signal?: AbortSignal,
   ): Promise<StartResult> {
-    return cancellable(signal, () => startSession(this.#ctx, userId, quizId, mode));
+    return this.#run("startSession", signal, () => startSession(this.#ctx, userId, quizId, mode));
   }
 
   /** See review.ts `listDueQuestions`. */
   listDueQuestions(userId: string, quizId: string, signal?: AbortSignal): Promise<DueQuestions> {
-    return cancellable(signal, () => listDueQuestions(this.#ctx, userId, quizId));
+    return this.#run("listDueQuestions", signal, () => listDueQuestions(this.#ctx, userId, quizId));
   }
 
   /** See read-sessions.ts `getSession`. */
   getSession(userId: string, sessionId: string, signal?: AbortSignal): Promise<SessionDetail> {
-    return cancellable(signal, () => getSession(this.#ctx, userId, sessionId));
+    return this.#run("getSession", signal, () => getSession(this.#ctx, userId, sessionId));
   }
 
   /** See answer-and-complete.ts `submitAnswer`. */
   submitAnswer(userId: string, input: AnswerInput, signal?: AbortSignal): Promise<AnswerResult> {
-    return cancellable(signal, () => submitAnswer(this.#ctx, userId, input));
+    return this.#run("submitAnswer", signal, () => submitAnswer(this.#ctx, userId, input));
   }
 
   /** See answer-and-complete.ts `completeSession`. */
@@ -99,6 +100,13 @@ export class PracticeSessions {
     sessionId: string,
     signal?: AbortSignal,
   ): Promise<Session & SessionProgress> {
-    return cancellable(signal, () => completeSession(this.#ctx, userId, sessionId));
+    return this.#run("completeSession", signal, () =>
+      completeSession(this.#ctx, userId, sessionId),
+    );
+  }
+
+  /** Runs use case `name` in its span, with its statements stopped when `signal` aborts. */
+  #run<T>(name: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    return cancellable(signal, () => inUseCaseSpan(name, work));
   }
 }

@@ -8,6 +8,7 @@ import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
 import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
+import { inUseCaseSpan } from "./use-case-span.js";
 import { requireWellFormed } from "./well-formed.js";
 
 /** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
@@ -32,7 +33,9 @@ export class Quizzes {
     input: { limit?: number | undefined; cursor?: string | undefined },
     signal?: AbortSignal,
   ): Promise<QuizPage> {
-    return cancellable(signal, () => listQuizzes(this.reads, this.clock, userId, input));
+    return cancellable(signal, () =>
+      inUseCaseSpan("listQuizzes", () => listQuizzes(this.reads, this.clock, userId, input)),
+    );
   }
 
   /**
@@ -40,7 +43,7 @@ export class Quizzes {
    * else is the same `not_found` as ListSessions gives.
    */
   getQuiz(quizId: string, signal?: AbortSignal): Promise<Quiz> {
-    return cancellable(signal, () => this.#getQuiz(quizId));
+    return cancellable(signal, () => inUseCaseSpan("getQuiz", () => this.#getQuiz(quizId)));
   }
 
   async #getQuiz(quizId: string): Promise<Quiz> {

@@ -101,6 +101,8 @@ export interface OutboxTable {
   created_at: Date;
   /** The CloudEvent, JSON. */
   body: string;
+  /** The writer's trace context, JSON (header name to value); null: written untraced. */
+  trace_context: ColumnType<string | null, string | null | undefined, never>;
   /** A relay's claim on the row, epoch ms; 0 when unclaimed. BIGINT: a string on MySQL. */
   lease_until: ColumnType<string | number, number | undefined, number>;
 }

@@ -19,6 +19,8 @@ export interface OutboxEvent {
   time: Date;
   /** The whole CloudEvent, JSON (structured mode): what is published. */
   json: string;
+  /** The trace context of the change that made it (header name to value, JSON); none untraced. */
+  traceContext?: string;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function insertEvents(
         session_id: e.sessionId,
         created_at: e.time,
         body: e.json,
+        trace_context: e.traceContext ?? null,
       })),
     )
     .execute();
@@ -52,6 +55,8 @@ export interface OutboxRow {
   sessionId: string;
   createdAt: Date;
   body: string;
+  /** See `OutboxEvent.traceContext`. */
+  traceContext: string | null;
 }
 
 /**
@@ -67,7 +72,7 @@ export async function findClaimable(
 ): Promise<OutboxRow[]> {
   const rows = await trx
     .selectFrom("practice_outbox")
-    .select(["seq", "event_id", "type", "session_id", "created_at", "body"])
+    .select(["seq", "event_id", "type", "session_id", "created_at", "body", "trace_context"])
     .where("lease_until", "<", nowMs)
     .orderBy("seq")
     .limit(limit)
@@ -81,6 +86,7 @@ export async function findClaimable(
     sessionId: r.session_id,
     createdAt: r.created_at,
     body: r.body,
+    traceContext: r.trace_context,
   }));
 }
 

@@ -1,5 +1,6 @@
 import { create, type DescMessage, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { context, propagation } from "@opentelemetry/api";
 import { CloudEvent } from "cloudevents";
 import { v7 as uuidv7 } from "uuid";
 import {
@@ -50,5 +51,17 @@ export function outboxEvent(event: SessionEvent, newId: () => string = uuidv7): 
     sessionId: event.data.sessionId,
     time: event.time,
     json: JSON.stringify(cloudEvent),
+    traceContext: activeTraceContext(),
   };
+}
+
+/**
+ * The active trace context (the call's span, when tracing is on) as the
+ * configured propagators write it, JSON; undefined with tracing off, when
+ * OpenTelemetry's no-op propagator writes nothing.
+ */
+function activeTraceContext(): string | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent === undefined ? undefined : JSON.stringify(carrier);
 }

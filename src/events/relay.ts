@@ -13,6 +13,7 @@ import {
 } from "../db/outbox-repository.js";
 import { connectNats, ensureStream, jetStreamOf, type NatsTarget, subjectOf } from "./nats.js";
 import type { OutboxMetrics } from "./relay-metrics.js";
+import { endPublish, startPublish } from "./trace-event.js";
 
 export interface RelayOptions {
   db: Db;
@@ -129,11 +130,21 @@ export class OutboxRelay {
     const published: number[] = [];
     for (const [i, row] of chain.entries()) {
       try {
-        const ack = await js.publish(subjectOf(this.#o.target.subjectPrefix, row.type), row.body, {
-          msgID: row.eventId,
-          timeout: this.#o.publishTimeoutMs,
-        });
-        if (ack.duplicate) this.#o.metrics?.duplicates.inc();
+        const subject = subjectOf(this.#o.target.subjectPrefix, row.type);
+        // A PRODUCER span in the trace of the call that wrote the row.
+        const traced = startPublish(row, subject);
+        try {
+          const ack = await js.publish(subject, traced.body, {
+            msgID: row.eventId,
+            timeout: this.#o.publishTimeoutMs,
+            ...(traced.headers ? { headers: traced.headers } : {}),
+          });
+          if (ack.duplicate) this.#o.metrics?.duplicates.inc();
+          endPublish(traced.span);
+        } catch (error) {
+          endPublish(traced.span, error);
+          throw error;
+        }
       } catch (error) {
         this.#o.metrics?.publishErrors.inc();
         // The rest of this session waits: publishing it now would break its order.

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
+import { traceAdmissionWait } from "./admission-trace.js";
 import { LatencyLimit } from "./latency-limit.js";
 
 /** How many requests run at once, how many may wait, and when waiting counts as overload. */
@@ -263,9 +264,12 @@ export class Admission {
       return Promise.reject(refusal);
     }
     if (this.#queued >= this.limits.maxQueued) this.#shedOne(key, now);
+    // The wait, as an event on the call's span when tracing is on.
+    const waited = traceAdmissionWait();
     return new Promise<Release>((resolve, reject) => {
       const onAbort = () => {
         this.#unlink(waiter);
+        waited(true);
         reject(abortError(signal));
       };
       const caller = this.#callerOf(key);
@@ -279,11 +283,13 @@ export class Admission {
         newerOfCaller: undefined,
         admit: (release) => {
           signal?.removeEventListener("abort", onAbort);
+          waited(false);
           resolve(release);
         },
         reject: (err) => {
           this.#unlink(waiter);
           signal?.removeEventListener("abort", onAbort);
+          waited(true);
           reject(err);
         },
       };

@@ -54,9 +54,20 @@ export function observeRequests(app: App, requestLog: RequestLog, rpcPaths: Set<
         : "rest";
     const procedure = config.procedure ?? "unmatched";
     const { code, user } = outcomeOf(request, reply, transport);
+    // Set only when tracing is on (trace-requests.ts): logs and traces join on these ids.
+    const span = request.traceSpan?.spanContext();
     // The request's logger carries its id.
     requestLog.record(
-      { user, transport, procedure, code, status: reply.statusCode, ms: reply.elapsedTime },
+      {
+        user,
+        transport,
+        procedure,
+        code,
+        status: reply.statusCode,
+        ms: reply.elapsedTime,
+        traceId: span?.traceId,
+        spanId: span?.spanId,
+      },
       request.log,
       config.quiet ? "debug" : "info",
     );
@@ -85,6 +96,9 @@ export interface CallRecord {
   code: string;
   status: number;
   ms: number;
+  /** The W3C trace and span ids of the request's span, when tracing is on. */
+  traceId?: string;
+  spanId?: string;
 }
 
 /** What `RequestLog` needs of a logger: pino's, or a Fastify request's (a pino child, typed without `isLevelEnabled`). */
@@ -137,6 +151,8 @@ export class RequestLog {
         status: call.status,
         ms: Math.round(call.ms * 10) / 10,
         suppressed: suppressed || undefined,
+        trace_id: call.traceId,
+        span_id: call.spanId,
       },
       "request",
     );

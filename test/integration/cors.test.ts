@@ -40,6 +40,9 @@ describe("CORS for browsers (CORS_ORIGINS)", () => {
         "connect-timeout-ms",
         "x-grpc-web",
         "grpc-timeout",
+        // W3C Trace Context: the page's calls join its trace.
+        "traceparent",
+        "tracestate",
       ]),
     );
   });

@@ -5,6 +5,7 @@ import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/conn
 import { PracticeSessionService } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../../gen/practice/v1/quiz_service_pb.js";
 import type { PageConfig } from "./config.js";
+import { traceContextInterceptor } from "./trace-context.js";
 
 /** Typed clients of the two services, over one transport. */
 export function createClients(config: PageConfig) {
@@ -13,7 +14,10 @@ export function createClients(config: PageConfig) {
     req.header.set("authorization", `Bearer ${config.token}`);
     return next(req);
   };
-  const options = { baseUrl: config.serviceUrl, interceptors: [bearer] };
+  const options = {
+    baseUrl: config.serviceUrl,
+    interceptors: [bearer, traceContextInterceptor()],
+  };
   const transport =
     config.protocol === "grpc-web"
       ? createGrpcWebTransport(options)

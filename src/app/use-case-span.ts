@@ -1,0 +1,54 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+
+const tracer = trace.getTracer("practice-sessions");
+
+/** Set by ops/tracing.ts when the SDK starts (and by tests that trace). */
+let enabled = false;
+
+/** Turns use-case spans on: call once an OpenTelemetry SDK is registered. */
+export function enableUseCaseSpans(on = true): void {
+  enabled = on;
+}
+
+/** Codes that are the service's failure, not the caller's (as on the server span). */
+const FAULTS = new Set([
+  Code.Unknown,
+  Code.DeadlineExceeded,
+  Code.Internal,
+  Code.Unavailable,
+  Code.DataLoss,
+]);
+
+/**
+ * Runs a use case in a span of its own named after it (`startSession`), under
+ * the call's SERVER span, with the SQL statements it runs under it. A failure
+ * is recorded by its Connect code (`error.type`), never its message. With
+ * tracing off, OpenTelemetry's no-op API makes this a plain call.
+ */
+export function inUseCaseSpan<T>(name: string, run: () => Promise<T>): Promise<T> {
+  // Tracing off: not even the no-op API's work. Under a call that is not
+  // sampled no child is either (every standard sampler decides alike for
+  // one trace): skip making one.
+  if (!enabled || trace.getActiveSpan()?.isRecording() === false) return run();
+  return tracer.startActiveSpan(name, async (span: Span) => {
+    try {
+      return await run();
+    } catch (err) {
+      if (span.isRecording()) {
+        const code = err instanceof ConnectError ? err.code : Code.Unknown;
+        span.setAttribute("error.type", codeName(code));
+        if (FAULTS.has(code))
+          span.setStatus({ code: SpanStatusCode.ERROR, message: codeName(code) });
+      }
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** "NotFound" → "not_found": the wire's name of a Connect code. */
+function codeName(code: Code): string {
+  return (Code[code] ?? "Unknown").replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
+}

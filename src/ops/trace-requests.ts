@@ -1,0 +1,159 @@
+import {
+  type Context,
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
+import type { App } from "../app-server.js";
+import { outcomeOf } from "./outcome.js";
+import { rpcTransport } from "./request-log.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The route's span name and RPC attributes, made once per route (trace-requests.ts). */
+    trace?: RouteTrace;
+  }
+  interface FastifyRequest {
+    /** The request's SERVER span, when tracing is on (trace-requests.ts). */
+    traceSpan: Span | undefined;
+    /** The context with that span active. */
+    traceContext: Context | undefined;
+  }
+}
+
+const tracer = trace.getTracer("practice-sessions");
+
+/** What a route's spans are named and say of it, whatever the request. */
+interface RouteTrace {
+  name: string;
+  /** RPC routes: `rpc.service` and `rpc.method`. */
+  rpc?: { service: string; method: string };
+  /** REST routes: `http.route`. */
+  route?: string;
+}
+
+/** Connect codes a server span counts as its own failure (the gRPC conventions' list). */
+const SERVER_FAULTS = new Set([
+  "unknown",
+  "deadline_exceeded",
+  "unimplemented",
+  "internal",
+  "unavailable",
+  "data_loss",
+]);
+
+/** gRPC's numeric status of each Connect code name (`rpc.grpc.status_code`). */
+const GRPC_STATUS: Record<string, number> = {
+  ok: 0,
+  canceled: 1,
+  unknown: 2,
+  invalid_argument: 3,
+  deadline_exceeded: 4,
+  not_found: 5,
+  already_exists: 6,
+  permission_denied: 7,
+  resource_exhausted: 8,
+  failed_precondition: 9,
+  aborted: 10,
+  out_of_range: 11,
+  unimplemented: 12,
+  internal: 13,
+  unavailable: 14,
+  data_loss: 15,
+  unauthenticated: 16,
+};
+
+/**
+ * One SERVER span per request, REST and RPC alike (the short path too: it is
+ * a Fastify route), its parent the caller's `traceparent` when there is a
+ * valid one (a malformed one is ignored: a new trace, never a failed call).
+ * Named and described by OpenTelemetry's semantic conventions: for RPC
+ * `practice.v1.PracticeSessionService/StartSession` with `rpc.*`, for REST
+ * `GET /quizzes/:quiz_id/sessions` with `http.route`. No header values, no
+ * query string, no bodies: never a token or an answer.
+ *
+ * Registered on the root only when tracing is on (after `observeRequests`,
+ * whose route labels it reads). The span's context is made active for the
+ * hooks and the handler, so the use case and its SQL statements nest under it.
+ */
+export function traceRequests(app: App): void {
+  app.decorateRequest("traceSpan", undefined);
+  app.decorateRequest("traceContext", undefined);
+  // After observeRequests' onRoute, which labels the procedure.
+  app.addHook("onRoute", (route) => {
+    route.config = { ...route.config, trace: routeTrace(route.config ?? {}, route.url) };
+  });
+  app.addHook("onRequest", (request, _reply, done) => {
+    const config = request.routeOptions.config;
+    // Probes (quiet routes: /healthz, /readyz) every few seconds would bury the calls.
+    if (config.quiet) return done();
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const names = config.trace;
+    // Attributes only once sampled: a call that is not costs no attribute work.
+    const span = tracer.startSpan(names?.name ?? request.method, { kind: SpanKind.SERVER }, parent);
+    if (span.isRecording()) {
+      span.setAttribute("http.request.method", request.method);
+      const protocol = request.raw.httpVersion === "2.0" ? "2" : request.raw.httpVersion;
+      span.setAttribute("network.protocol.version", protocol);
+      span.setAttribute("url.path", request.url.split("?", 1)[0] ?? "/");
+      span.setAttribute("url.scheme", request.protocol);
+      if (names?.rpc) {
+        const transport = rpcTransport(request.headers["content-type"]);
+        span.setAttribute("rpc.system", transport === "connect" ? "connect_rpc" : "grpc");
+        span.setAttribute("rpc.service", names.rpc.service);
+        span.setAttribute("rpc.method", names.rpc.method);
+      } else if (names?.route !== undefined) {
+        span.setAttribute("http.route", names.route);
+      }
+    }
+    request.traceSpan = span;
+    request.traceContext = trace.setSpan(parent, span);
+    context.with(request.traceContext, done);
+  });
+  // Past the body read (stream events carry no request's context), the span
+  // is made active again for the remaining hooks (token, admission) and the handler.
+  app.addHook("preHandler", (request, _reply, done) => {
+    if (request.traceContext === undefined) return done();
+    context.with(request.traceContext, done);
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    const span = request.traceSpan;
+    if (span === undefined || !span.isRecording()) {
+      span?.end();
+      return done();
+    }
+    const config = request.routeOptions.config;
+    const transport = config.rpc ? rpcTransport(request.headers["content-type"]) : "rest";
+    const { code } = outcomeOf(request, reply, transport);
+    span.setAttribute("http.response.status_code", reply.statusCode);
+    if (transport === "grpc" || transport === "grpc-web") {
+      span.setAttribute("rpc.grpc.status_code", GRPC_STATUS[code] ?? 2);
+    }
+    if (code !== "ok") {
+      span.setAttribute("error.type", code);
+      if (transport === "connect") span.setAttribute("rpc.connect_rpc.error_code", code);
+    }
+    // The code, never the error's message: a database's may quote a value.
+    const fault = transport === "rest" ? reply.statusCode >= 500 : SERVER_FAULTS.has(code);
+    if (fault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+    span.end();
+    done();
+  });
+}
+
+/**
+ * `practice.v1.PracticeSessionService/StartSession` (rpc.service/rpc.method)
+ * for RPC, "METHOD /route" for REST: the labels observeRequests gave the route.
+ */
+function routeTrace(config: { rpc?: boolean; procedure?: string }, url: string): RouteTrace {
+  const procedure = config.procedure ?? url;
+  if (config.rpc) {
+    const [service = "", method = ""] = procedure.slice(1).split("/");
+    return { name: procedure.slice(1), rpc: { service, method } };
+  }
+  return { name: procedure, route: url };
+}

@@ -1,0 +1,108 @@
+import { register } from "node:module";
+import { trace } from "@opentelemetry/api";
+import { enableUseCaseSpans } from "../app/use-case-span.js";
+import type { TracingConfig } from "../config.js";
+
+/**
+ * OpenTelemetry's SDK for this process, started only when tracing is on
+ * (config.ts `tracingConfig`): with tracing off nothing of the SDK is even
+ * loaded, and the API the code calls is OpenTelemetry's no-op.
+ *
+ * Started by src/instrument.ts, which `node --import` runs before the
+ * service's modules load: the mysql2 instrumentation patches mysql2 as it is
+ * loaded, so it must be in place first. The exporter, its endpoint, protocol
+ * (http/protobuf, http/json, grpc), headers and the resource
+ * (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) are the SDK's own reading of
+ * the standard variables.
+ */
+
+let stop: (() => Promise<void>) | undefined;
+
+/** Starts the SDK: module hooks, the mysql2 instrumentation, the sampler. */
+export async function startTracing(config: TracingConfig): Promise<void> {
+  if (stop !== undefined) return;
+  // Node's module hooks for the instrumented package only: mysql2 is CommonJS
+  // (its files are patched as they are required), and the hook would otherwise
+  // wrap every ES module of the app, a cost on each access to their exports.
+  register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, {
+    data: { include: ["mysql2"] },
+  });
+  const [{ NodeSDK }, { MySQL2Instrumentation }, { configuredSampler, ServiceSampler }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-node"),
+      import("@opentelemetry/instrumentation-mysql2"),
+      import("./trace-sampler.js"),
+    ]);
+  const mysql2 = new MySQL2Instrumentation({
+    // Statements are Kysely's, with `?` placeholders; masking also keeps
+    // out any literal that might be in one. Bound values never reach a span.
+    maskStatement: true,
+    maskStatementHook: maskLiterals,
+  });
+  onlyUnderRecordingSpan(mysql2);
+  const sdk = new NodeSDK({
+    instrumentations: [mysql2],
+    sampler: new ServiceSampler(configuredSampler(config)),
+    // Traces only: metrics are Prometheus's (/metrics), logs are stdout's.
+    // Left to the SDK, it would also start OTLP metric and log exporters.
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
+  sdk.start();
+  enableUseCaseSpans();
+  stop = () => sdk.shutdown();
+}
+
+/** What the mysql2 instrumentation has, unexported: the wrapper it puts on `query` and `execute`. */
+interface PatchesQuery {
+  _patchQuery(format: unknown, isPrepared: boolean): (original: Query) => Query;
+}
+type Query = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * Statements run through the instrumentation's wrapper only under a span
+ * that records (a sampled call); otherwise straight to mysql2. The
+ * instrumentation (0.70) would do a span's work and wrap each statement's
+ * callback whether or not its call is sampled, and make root spans of the
+ * relay's polls: what `requireParentSpan` does in OpenTelemetry's other
+ * database instrumentations, which this one lacks. It reaches an unexported
+ * method; test/integration/tracing.test.ts fails if SQL spans go missing.
+ */
+function onlyUnderRecordingSpan(instrumentation: object): void {
+  const self = instrumentation as PatchesQuery;
+  const patchQuery = self._patchQuery.bind(self);
+  self._patchQuery = (format, isPrepared) => (original) => {
+    const patched = patchQuery(format, isPrepared)(original);
+    return function (this: unknown, ...args: unknown[]) {
+      const traced = trace.getActiveSpan()?.isRecording() === true;
+      return (traced ? patched : original).apply(this, args);
+    };
+  };
+}
+
+/** Masked statements by their text: Kysely writes a few shapes, each many times. */
+const masked = new Map<string, string>();
+const MASKED_KEPT = 1000;
+
+/** Numbers and quoted strings as `?` (the instrumentation's own mask), remembered per statement. */
+function maskLiterals(query: string): string {
+  let text = masked.get(query);
+  if (text === undefined) {
+    text = query.replace(/\b\d+\b/g, "?").replace(/(["'])(?:(?=(\\?))\2.)*?\1/g, "?");
+    if (masked.size >= MASKED_KEPT) masked.clear();
+    masked.set(query, text);
+  }
+  return text;
+}
+
+/** Whether `startTracing` has run in this process. */
+export function tracingStarted(): boolean {
+  return stop !== undefined;
+}
+
+/** Exports what is still buffered and stops the SDK (at shutdown); nothing when off. */
+export async function stopTracing(): Promise<void> {
+  const done = stop;
+  stop = undefined;
+  await done?.().catch(() => {});
+}
