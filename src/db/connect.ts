@@ -83,9 +83,11 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const kill = killer(options.url, options.connectTimeoutMs);
   pool.on("connection", (connection) => {
+    // Set-up statements first, on the raw connection: the pool may open it in
+    // the async context of a call that has already ended, and they must run whatever.
     limitSession(connection, timeoutMs);
-    limitQueryTime(connection, timeoutMs, kill);
     readCommittedWritesOnGalera(connection);
+    limitQueryTime(connection, timeoutMs, kill);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
   // Opened on first use; its statements are bounded by the server-side limits.
