@@ -21,6 +21,8 @@
  *
  * BENCH_QUICK=1: one round of 1 s at 16 callers (checks it runs end to end).
  * BENCH_ONLY=regex runs only the targets whose names match (for a profile of one).
+ * BENCH_BEFORE=/path/to/checkout adds REST, Connect JSON and gRPC on that
+ * checkout's build (npm ci and npm run build there first), beside this one's.
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
@@ -184,6 +186,25 @@ async function main(): Promise<void> {
         ["Connect JSON (service)", "REST (service)"],
         ["Connect JSON (service, RPC_SHORT_PATH=off)", "REST (service)"],
         ["node:http2 alone (ceiling)", "@grpc/grpc-js server"],
+      );
+    }
+    if (env.BENCH_BEFORE) {
+      // Another checkout's build (its dist/ and node_modules), on the same data: before and after in one run.
+      const before = await startService(
+        data.url,
+        { MIGRATE_ON_START: "false" },
+        { cwd: env.BENCH_BEFORE },
+      );
+      children.push(before);
+      targets.push(
+        http("REST (before)", before, rest),
+        http("Connect JSON (before)", before, connectJson),
+        grpc("gRPC (before)", before),
+      );
+      pairs.push(
+        ["REST (service)", "REST (before)"],
+        ["Connect JSON (service)", "Connect JSON (before)"],
+        ["gRPC (service)", "gRPC (before)"],
       );
     }
     if (env.BENCH_ONLY) {

@@ -51,6 +51,13 @@ beforeAll(async () => {
     }),
   );
   port = await listeningPort(child).port;
+  // Ready once its first background probe has answered, as an orchestrator would wait for.
+  for (let i = 0; i < 100; i++) {
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    await res.arrayBuffer();
+    if (res.status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 });
 afterAll(async () => {
   if (exited.at === 0) child?.kill("SIGKILL");
