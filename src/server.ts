@@ -31,7 +31,6 @@ import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { apiCalls, decorateCalls } from "./edge/api-calls.js";
-import { closeIfUnread } from "./edge/early-answer.js";
 import { refuseLargeHttp2Head } from "./edge/head-refusals.js";
 import {
   COMPRESS_MIN_BYTES,
@@ -179,7 +178,6 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   decorateCalls(app);
   if (deps.tracing) traceRequests(app);
   app.addHook("onRequest", refuseLargeHttp2Head);
-  app.addHook("onSend", closeIfUnread);
   await registerCors(app, deps.corsOrigins ?? []);
   await openApiGenerator(app);
 

@@ -55,15 +55,3 @@ export function answerEarly(
     .type("application/json")
     .send(JSON.stringify({ code: codeName(err.code), message: err.rawMessage }));
 }
-
-/**
- * An HTTP/1.1 request answered before its body was all read: its connection
- * closes after the answer. Otherwise Node would go on reading the rest of
- * the body for the next request, and a body that never comes would get a
- * second answer (408) on the same connection.
- */
-export async function closeIfUnread(request: AppRequest, reply: AppReply): Promise<void> {
-  if (request.raw.httpVersionMajor === 1 && !request.raw.complete) {
-    reply.header("connection", "close");
-  }
-}

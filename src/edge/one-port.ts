@@ -92,6 +92,15 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
         pending.delete(res);
         if (!socket.destroyed) idleSince.set(socket, performance.now());
       });
+      // Answered before its body was all read (refused at the door, past its
+      // deadline): the connection closes after the answer. Otherwise Node would
+      // go on reading the rest for the next request, and a body that never
+      // comes would get a second answer (408) on the same connection.
+      if (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"]) {
+        res.once("finish", () => {
+          if (!req.complete) socket.destroySoon();
+        });
+      }
       routeHttp1(req, res);
     },
   );
