@@ -105,21 +105,7 @@ async function startOnce(
     return snapshot;
   });
   if (snapshot.length === 0) throw errors.quizHasNoQuestions();
-  return {
-    created: true,
-    session: withProgress({
-      id,
-      quizId,
-      startedAt: now,
-      completedAt: null,
-      totalQuestions: snapshot.length,
-      correctAnswers: 0,
-      answeredQuestions: 0,
-      mode: "full",
-      answers: [],
-    }),
-    questions: toSnapshot(snapshot, false),
-  };
+  return created(id, quizId, now, "full", snapshot);
 }
 
 /**
@@ -155,19 +141,27 @@ async function startReview(
     await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
     return snapshot;
   });
-  return {
-    created: true,
-    session: withProgress({
-      id,
-      quizId,
-      startedAt: now,
-      completedAt: null,
-      totalQuestions: snapshot.length,
-      correctAnswers: 0,
-      answeredQuestions: 0,
-      mode: "review",
-      answers: [],
-    }),
-    questions: toSnapshot(snapshot, false),
+  return created(id, quizId, now, "review", snapshot);
+}
+
+/** What a start that created session `id` answers: no answers yet, its snapshot without correct answers. */
+function created(
+  id: string,
+  quizId: string,
+  startedAt: Date,
+  mode: SessionMode,
+  snapshot: Parameters<typeof toSnapshot>[0],
+): StartResult {
+  const session = {
+    id,
+    quizId,
+    startedAt,
+    completedAt: null,
+    totalQuestions: snapshot.length,
+    correctAnswers: 0,
+    answeredQuestions: 0,
+    mode,
+    answers: [],
   };
+  return { created: true, session: withProgress(session), questions: toSnapshot(snapshot, false) };
 }

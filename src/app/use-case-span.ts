@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { codeName } from "./connect-codes.js";
 
 const tracer = trace.getTracer("practice-sessions");
 
@@ -46,9 +47,4 @@ export function inUseCaseSpan<T>(name: string, run: () => Promise<T>): Promise<T
       span.end();
     }
   });
-}
-
-/** "NotFound" → "not_found": the wire's name of a Connect code. */
-function codeName(code: Code): string {
-  return (Code[code] ?? "Unknown").replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
 }
