@@ -98,6 +98,8 @@ export interface ServerDeps {
   practicePage?: PracticePageFiles;
   /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
   rpcShortPath?: boolean;
+  /** Told which handler answered each call on a short-path route (tests). */
+  onShortPathServed?: (by: "short path" | "connect") => void;
   /** A SERVER span per request (ops/trace-requests.ts): on when OpenTelemetry is; default off. */
   tracing?: boolean;
 }
@@ -258,6 +260,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           routes: group.routes,
           interceptors,
           contextValues: rpcOptions.contextValues,
+          onServed: deps.onShortPathServed,
           connectOptions: {
             // connect-fastify's default, which the Connect route runs with.
             acceptCompression: [compressionGzip, compressionBrotli],

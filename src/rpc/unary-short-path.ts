@@ -84,6 +84,8 @@ export interface UnaryShortPathOptions {
   contextValues: (req: FastifyRequest) => ContextValues;
   /** The options connect-fastify's router is built with (limits, compression, JSON). */
   connectOptions: Parameters<typeof createConnectRouter>[0];
+  /** Told which handler answered each call that took a short-path route (the differential test). */
+  onServed?: (by: "short path" | "connect") => void;
 }
 
 /** What a protocol answers a call, or undefined to leave the call to Connect's handler. */
@@ -169,7 +171,14 @@ export async function unaryShortPathRoutes(
     );
     const json = compileJsonWriter(spec.method.output, opt.jsonOptions);
     const route = (protocol: string, answer: Answer) => {
-      const served: Route = { spec, fallback, answer, contextValues: options.contextValues, opt };
+      const served: Route = {
+        spec,
+        fallback,
+        answer,
+        contextValues: options.contextValues,
+        opt,
+        onServed: options.onServed,
+      };
       scope.post(path, { constraints: { unaryShortPath: protocol } }, (req, reply) =>
         serve(req, reply, served),
       );
@@ -187,6 +196,7 @@ interface Route {
   answer: Answer;
   contextValues: (req: FastifyRequest) => ContextValues;
   opt: Options;
+  onServed: UnaryShortPathOptions["onServed"];
 }
 
 async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Promise<void> {
@@ -199,6 +209,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
     ? await answer({ req, raw, res: reply.raw, body: read.bytes, spec, values })
     : undefined;
   copyReplyHeaders(reply);
+  route.onServed?.(out === undefined ? "connect" : "short path");
   try {
     const res = reply.raw as unknown as Http2ServerResponse;
     if (out !== undefined) {

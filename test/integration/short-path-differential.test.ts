@@ -54,7 +54,15 @@ interface Side {
   port: OnePortServer;
   admission: Admission;
   h2: ClientHttp2Session;
+  /** Which handler answered each call that took a short-path route, in order. */
+  served: string[];
 }
+
+/**
+ * Who answered a call on the side with the short path: the short path itself, Connect's
+ * handler behind it, or neither (refused at the door, or on no short-path route).
+ */
+type Answerer = "short path" | "connect" | "neither";
 
 let database: TestDatabase;
 const clock = new FakeClock(new Date("2026-05-01T10:00:00Z"));
@@ -69,9 +77,11 @@ async function side(rpcShortPath: boolean): Promise<Side> {
     targetMs: 5,
     intervalMs: 100,
   });
+  const served: string[] = [];
   const app = await buildServer({
     db: database.db,
     pool: database.pool,
+    onShortPathServed: (by) => served.push(by),
     clock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
@@ -88,7 +98,7 @@ async function side(rpcShortPath: boolean): Promise<Side> {
       constraints: { unaryShortPath: protocol },
     }),
   );
-  return { url, port, admission, shortRoutes, h2: connect(url) };
+  return { url, port, admission, shortRoutes, h2: connect(url), served };
 }
 
 beforeAll(async () => {
@@ -239,17 +249,27 @@ function decode<D extends DescMessage>(schema: D, e: Exchange, protocol: Protoco
 
 /** Both sides' answers to the same call; generated request ids are left out unless sent. */
 async function both(path: string, message: Msg | Uint8Array, init: CallInit = {}) {
+  short.served.length = 0;
   const [a, b] = [await call(short, path, message, init), await call(plain, path, message, init)];
   if (init.headers?.["x-request-id"] === undefined) {
     delete a.headers["x-request-id"];
     delete b.headers["x-request-id"];
   }
-  return [a, b] as const;
+  expect(plain.served).toEqual([]);
+  const by: Answerer = (short.served.at(-1) as Answerer | undefined) ?? "neither";
+  return [a, b, by] as const;
 }
 
-async function same(path: string, message: Msg | Uint8Array, init: CallInit = {}) {
-  const [a, b] = await both(path, message, init);
+/** Both sides answer alike, and on the short path's side `by` answered. */
+async function same(
+  path: string,
+  message: Msg | Uint8Array,
+  init: CallInit = {},
+  by: Answerer = "short path",
+) {
+  const [a, b, answerer] = await both(path, message, init);
   expect(a).toEqual(b);
+  expect(answerer).toBe(by);
   return a;
 }
 
@@ -385,10 +405,12 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
       as,
     );
     expect(codeOf(bad)).toBe("invalid_argument");
+    // Without a token: refused at the door, before either handler.
     const anonymous = await same(
       `${SESSIONS}/ListSessions`,
       msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
       { ...as, user: null },
+      "neither",
     );
     expect(codeOf(anonymous)).toBe("unauthenticated");
     const garbage =
@@ -421,6 +443,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
         `${SESSIONS}/ListSessions`,
         msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
         as,
+        "neither",
       );
       expect(codeOf(shed)).toBe("unavailable");
     } finally {
@@ -435,6 +458,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
       `${SESSIONS}/ListSessions`,
       msg(ListSessionsRequestSchema, { quizId: quiz.quizId, cursor }),
       as,
+      "connect",
     );
     expect(codeOf(huge)).toBe("resource_exhausted");
   });
@@ -465,13 +489,19 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
       expect(codeOf(out)).toBe("ok");
     }
     // An encoding the server does not know, and bytes that are not what the encoding says.
-    await same(`${SESSIONS}/ListSessions`, list, { ...as, headers: { [encoding]: "snappy" } });
+    await same(
+      `${SESSIONS}/ListSessions`,
+      list,
+      { ...as, headers: { [encoding]: "snappy" } },
+      "connect",
+    );
     const notGzip = grpc ? frame(Buffer.from("not gzip"), 1) : Buffer.from("not gzip");
-    const broken = await same(`${SESSIONS}/ListSessions`, list, {
-      ...as,
-      headers: { [encoding]: "gzip" },
-      body: notGzip,
-    });
+    const broken = await same(
+      `${SESSIONS}/ListSessions`,
+      list,
+      { ...as, headers: { [encoding]: "gzip" }, body: notGzip },
+      "connect",
+    );
     expect(codeOf(broken)).not.toBe("ok");
   });
 
@@ -539,10 +569,11 @@ describe("gRPC: bodies the short path leaves to Connect", () => {
   it("two messages in a unary call, a truncated envelope, a bad grpc-timeout, a compressed frame without an encoding", async () => {
     const one = msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
     const framed = frame(one.binary);
-    await same(`${SESSIONS}/ListSessions`, one, { body: Buffer.concat([framed, framed]) });
-    await same(`${SESSIONS}/ListSessions`, one, { body: framed.subarray(0, 3) });
-    await same(`${SESSIONS}/ListSessions`, one, { headers: { "grpc-timeout": "soon" } });
-    await same(`${SESSIONS}/ListSessions`, one, { body: frame(one.binary, 1) });
+    const path = `${SESSIONS}/ListSessions`;
+    await same(path, one, { body: Buffer.concat([framed, framed]) }, "connect");
+    await same(path, one, { body: framed.subarray(0, 3) }, "connect");
+    await same(path, one, { headers: { "grpc-timeout": "soon" } }, "connect");
+    await same(path, one, { body: frame(one.binary, 1) }, "connect");
   });
 
   it("Connect GET stays on Connect's route, the same in both modes", async () => {
@@ -593,10 +624,12 @@ describe("Connect: what JSON and HTTP/1.1 callers send", () => {
     expect(codeOf(await same(`${SESSIONS}/ListSessions`, latin1, json))).toBe("invalid_argument");
     const empty = await same(`${SESSIONS}/ListSessions`, Buffer.alloc(0), json);
     expect(codeOf(empty)).toBe("invalid_argument");
-    await same(`${SESSIONS}/ListSessions`, list(), {
-      ...json,
-      headers: { "connect-timeout-ms": "soon" },
-    });
+    await same(
+      `${SESSIONS}/ListSessions`,
+      list(),
+      { ...json, headers: { "connect-timeout-ms": "soon" } },
+      "connect",
+    );
   });
 
   it("over HTTP/1.1: the same status, headers and bytes", async () => {
