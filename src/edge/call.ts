@@ -15,8 +15,6 @@ import { errors } from "../app/errors.js";
  */
 export interface Call {
   readonly signal: AbortSignal;
-  /** When the deadline passes, in `performance.now()` ms. */
-  readonly deadline: number;
   /** Milliseconds left before the deadline (negative once passed). */
   remainingMs(): number;
   /** Ends the call (its timer, and its signal if still live): its answer is out. */
@@ -81,7 +79,6 @@ export function startCall(
   });
   return {
     signal: controller.signal,
-    deadline,
     remainingMs: () => deadline - performance.now(),
     end() {
       clearTimeout(timer);
@@ -107,7 +104,6 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
   });
   return {
     signal: controller.signal,
-    deadline,
     remainingMs: () => deadline - performance.now(),
     end() {
       if (!controller.signal.aborted) controller.abort(ANSWERED);

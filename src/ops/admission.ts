@@ -70,21 +70,11 @@ export const RETRY_AFTER_SECONDS = 1;
  */
 const OVERLOADED = new ConnectError("server overloaded, try again", Code.Unavailable);
 
-/** The error of a shed request (the one instance, see above). */
-export function overloaded(): ConnectError {
-  return OVERLOADED;
-}
-
 /** The error of a request over its caller's share: `resource_exhausted` (REST 429), one instance. */
 const OVER_SHARE = new ConnectError(
   "too many of your requests are waiting: try again after Retry-After",
   Code.ResourceExhausted,
 );
-
-/** The error of a request over its caller's share of the queue. */
-export function overShare(): ConnectError {
-  return OVER_SHARE;
-}
 
 /**
  * What `acquire` hands back: call once when the request's work is done, with
@@ -453,7 +443,7 @@ export class Admission {
  * Why a wait ended early: the signal's own ConnectError (a deadline passed:
  * `deadline_exceeded`), else `canceled` (the client left).
  */
-export function abortError(signal: AbortSignal | undefined): ConnectError {
+function abortError(signal: AbortSignal | undefined): ConnectError {
   const reason: unknown = signal?.reason;
   return reason instanceof ConnectError ? reason : errors.canceled();
 }
