@@ -52,5 +52,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
 
 # node itself, without npm in between, so SIGTERM reaches the service.
 # Migrations run at start-up; as a job: node dist/scripts/migrate.js.
-# The preload starts OpenTelemetry first when an OTEL_* variable asks for traces.
-CMD ["node", "--enable-source-maps", "--import", "./dist/src/instrument.js", "dist/src/main.js"]
+# main.js starts OpenTelemetry first when an OTEL_* variable asks for traces.
+CMD ["node", "--enable-source-maps", "dist/src/main.js"]

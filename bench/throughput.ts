@@ -129,8 +129,6 @@ async function main(): Promise<void> {
     const targets: Target[] = [];
     const pairs: [string, string][] = [];
     if (TRACING) {
-      // As npm start runs it: the tracing preload first, whatever the variables say.
-      const preload = { nodeFlags: ["--import", "./dist/src/instrument.js"] };
       const endpoint = await sink.start();
       const traced = (ratio: string) => ({
         OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
@@ -144,7 +142,7 @@ async function main(): Promise<void> {
         ["tracing on, ratio 0.01", traced("0.01")],
       ];
       for (const [label, vars] of variants) {
-        const svc = await startService(data.url, vars, preload);
+        const svc = await startService(data.url, vars);
         children.push(svc);
         targets.push(http(`REST (${label})`, svc, rest), grpc(`gRPC (${label})`, svc));
         if (label === "tracing off") continue;

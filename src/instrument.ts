@@ -1,7 +1,7 @@
 /**
- * Preloaded with `node --import ./dist/src/instrument.js` (npm start, the
- * image, the relay script): starts OpenTelemetry before the service's
- * modules load, when an OTEL_* variable asks for traces (ops/tracing.ts).
+ * Imported first by the entry points (main.ts, scripts/relay.ts), before the
+ * rest of the service is: starts OpenTelemetry before the modules it
+ * instruments load, when an OTEL_* variable asks for traces (ops/tracing.ts).
  * Otherwise it loads nothing. A bad variable is left to the entry point's
  * loadConfig, which names it in its one-line start-up error.
  */

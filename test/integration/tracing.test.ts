@@ -95,7 +95,7 @@ async function rest(method: string, path: string, headers: Record<string, string
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-describe.skipIf(testStore() === "mysql")("the tracing preload", () => {
+describe.skipIf(testStore() === "mysql")("tracing started by instrument.ts", () => {
   const started = async (env: Record<string, string>) => {
     const tsx = pathToFileURL(join(REPO, "node_modules/tsx/dist/loader.mjs")).href;
     const probe = `import { tracingStarted } from "./src/ops/tracing.ts"; console.log(tracingStarted());`;
@@ -141,30 +141,21 @@ describe.skipIf(!natsUp)(
       endpoint = await receiver.start();
       database = await createTestDatabase("mysql");
       quiz = await insertQuiz(database.db, { questions: 2 });
-      service = spawn(
-        process.execPath,
-        [
-          "--enable-source-maps",
-          "--import",
-          join(OUT, "src/instrument.js"),
-          join(OUT, "src/main.js"),
-        ],
-        {
-          cwd: REPO,
-          env: serviceEnv({
-            DATABASE_URL: database.url,
-            NATS_URL: testNatsUrl(),
-            NATS_STREAM: target.stream,
-            NATS_SUBJECT_PREFIX: target.subjectPrefix,
-            PRACTICE_PAGE: "off",
-            OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-            OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-            OTEL_SERVICE_NAME: "practice-sessions",
-            OTEL_BSP_SCHEDULE_DELAY: "100",
-          }),
-          stdio: ["ignore", "pipe", "inherit"],
-        },
-      );
+      service = spawn(process.execPath, ["--enable-source-maps", join(OUT, "src/main.js")], {
+        cwd: REPO,
+        env: serviceEnv({
+          DATABASE_URL: database.url,
+          NATS_URL: testNatsUrl(),
+          NATS_STREAM: target.stream,
+          NATS_SUBJECT_PREFIX: target.subjectPrefix,
+          PRACTICE_PAGE: "off",
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_SERVICE_NAME: "practice-sessions",
+          OTEL_BSP_SCHEDULE_DELAY: "100",
+        }),
+        stdio: ["ignore", "pipe", "inherit"],
+      });
       const listening = listeningPort(service);
       output = listening.output;
       port = await listening.port;
