@@ -112,16 +112,12 @@ export async function lockSession(
 }
 
 /**
- * A snapshot question that still exists: its correct answer and the session's
- * stored answer to it, if any. A plain read: locking the question row would
- * serialize every user answering it; the caller holds the session's lock.
+ * A snapshot question that still exists, with the session's stored answer
+ * to it, if any. A plain read: locking the question row would serialize
+ * every user answering it; the caller holds the session's lock.
  */
-export async function findSnapshotQuestion(
-  db: Db,
-  sessionId: string,
-  questionId: string,
-): Promise<{ correctAnswer: string; answer: Answer | undefined } | undefined> {
-  const row = await db
+function snapshotQuestion(db: Db, sessionId: string, questionId: string) {
+  return db
     .selectFrom("practice_session_questions as sq")
     .innerJoin("questions as q", "q.id", "sq.question_id")
     .leftJoin("practice_session_answers as a", (join) =>
@@ -138,8 +134,16 @@ export async function findSnapshotQuestion(
       "a.answered_at",
     ])
     .where("sq.session_id", "=", sessionId)
-    .where("sq.question_id", "=", questionId)
-    .executeTakeFirst();
+    .where("sq.question_id", "=", questionId);
+}
+
+/** A snapshot question's correct answer and the session's stored answer to it (see above). */
+export async function findSnapshotQuestion(
+  db: Db,
+  sessionId: string,
+  questionId: string,
+): Promise<{ correctAnswer: string; answer: Answer | undefined } | undefined> {
+  const row = await snapshotQuestion(db, sessionId, questionId).executeTakeFirst();
   return row && { correctAnswer: row.correct_answer, answer: toStoredAnswer(row) };
 }
 
@@ -156,28 +160,11 @@ export async function findAnswerContext(
   | { correctAnswer: string; answer: Answer | undefined; memory: QuestionMemory | undefined }
   | undefined
 > {
-  const row = await db
-    .selectFrom("practice_session_questions as sq")
-    .innerJoin("questions as q", "q.id", "sq.question_id")
-    .leftJoin("practice_session_answers as a", (join) =>
-      join
-        .onRef("a.session_id", "=", "sq.session_id")
-        .onRef("a.question_id", "=", "sq.question_id"),
-    )
+  const row = await snapshotQuestion(db, sessionId, questionId)
     .leftJoin("practice_question_memory as m", (join) =>
       join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "sq.question_id"),
     )
-    .select([
-      "q.correct_answer",
-      "a.id as answer_id",
-      "a.question_id",
-      "a.user_answer",
-      "a.is_correct",
-      "a.answered_at",
-      ...joinedMemoryColumns,
-    ])
-    .where("sq.session_id", "=", sessionId)
-    .where("sq.question_id", "=", questionId)
+    .select(joinedMemoryColumns)
     .executeTakeFirst();
   return (
     row && {
