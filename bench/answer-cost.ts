@@ -31,8 +31,8 @@ import { writeReport } from "./lib/report.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
-const ROUNDS = QUICK ? 2 : 8;
-const SESSIONS = QUICK ? 10 : 40;
+const ROUNDS = QUICK ? 2 : 12;
+const SESSIONS = QUICK ? 10 : 100;
 const QUESTIONS = 10;
 const PARALLEL = 8;
 
@@ -126,9 +126,11 @@ async function main() {
       perAnswer[variant].push(us);
       log(`round ${r} ${variant}: ${us.toFixed(0)} µs per answer`);
     };
-    // A warm-up round of each, not counted.
-    await round(-1, "with memory");
-    await round(-1, "without memory");
+    // Warm-up rounds of each, not counted.
+    for (const r of [-2, -1]) {
+      await round(r, "with memory");
+      await round(r, "without memory");
+    }
     perAnswer["with memory"].length = 0;
     perAnswer["without memory"].length = 0;
     for (let r = 0; r < ROUNDS; r++) {

@@ -1,6 +1,11 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { AnswerConflict } from "../../src/app/errors.js";
+import {
+  countAnswer,
+  insertAnswer,
+  lockSession,
+} from "../../src/db/practice-sessions-repository.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
 
@@ -60,6 +65,30 @@ describe("submitAnswer", () => {
     const again = await w.sessions.submitAnswer(user, input);
     expect(again).toEqual({ ...first, created: false });
     expect(await writes()).toEqual(before);
+  });
+
+  it("replays an answer another call stored while it waited for the session's lock", async () => {
+    const { user, session, q } = await started();
+    const questionId = q[1] ?? "";
+    const input = { sessionId: session.id, questionId, userAnswer: "A2" };
+    let submitted: Promise<unknown> | undefined;
+    await w.db.transaction().execute(async (trx) => {
+      await lockSession(trx, user, session.id);
+      await insertAnswer(trx, {
+        session_id: session.id,
+        question_id: questionId,
+        user_answer: "A2",
+        is_correct: true,
+        answered_at: w.clock.now(),
+      });
+      await countAnswer(trx, session.id, true);
+      submitted = w.sessions.submitAnswer(user, input);
+      // Long enough for the answer to read what it can and wait on the lock.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    expect(await submitted).toMatchObject({ created: false, answer: { userAnswer: "A2" } });
+    const { session: detail } = await w.sessions.getSession(user, session.id);
+    expect(detail).toMatchObject({ answeredQuestions: 1, correctAnswers: 1 });
   });
 
   it("refuses a different answer with already_exists, carrying the stored answer; writes nothing", async () => {
