@@ -23,6 +23,9 @@
  * BENCH_ONLY=regex runs only the targets whose names match (for a profile of one).
  * BENCH_BEFORE=/path/to/checkout adds REST, Connect JSON and gRPC on that
  * checkout's build (npm ci and npm run build there first), beside this one's.
+ * BENCH_RATE=N: each target is offered N calls/s (16 connections or streams)
+ * instead of closed loops: every target then does the same work in the same
+ * time, so CPU per call compares without the batching a faster target gets.
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
@@ -37,7 +40,7 @@ import { compileJsonWriter } from "../src/rpc/proto-json.js";
 import { sessionToProto } from "../src/rpc/to-proto.js";
 import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
-import { closedLoop, grpcRequest, H2Client, httpLoad } from "./lib/load.js";
+import { closedLoop, grpcRequest, H2Client, httpLoad, openLoop } from "./lib/load.js";
 import { OtlpSink } from "./lib/otlp-sink.js";
 import { busyCore, cpuMs } from "./lib/proc.js";
 import { writeReport } from "./lib/report.js";
@@ -51,9 +54,19 @@ const DURATION_MS = Number(env.BENCH_DURATION_MS ?? (QUICK ? 1000 : 4000));
 const ROUNDS = Number(env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 const ABLATION = env.BENCH_ABLATION === "1";
 const TRACING = env.BENCH_TRACING === "1";
-const CONCURRENCIES = (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION || TRACING ? "16" : "1,16,64"))
-  .split(",")
-  .map(Number);
+const RATE = Number(env.BENCH_RATE ?? 0);
+/** Callers of a closed loop, or with BENCH_RATE the connections (REST) it is offered over. */
+const RATE_CONNECTIONS = 16;
+const CONCURRENCIES = RATE
+  ? [RATE_CONNECTIONS]
+  : (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION || TRACING ? "16" : "1,16,64"))
+      .split(",")
+      .map(Number);
+/**
+ * Every call here is one user's: the per-user bound on waiting calls would
+ * refuse what an open loop queues for a moment, which is not what is measured.
+ */
+const ONE_USER = { MAX_QUEUED_PER_USER: "10000" };
 const HISTORY = 1000;
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
 
@@ -98,7 +111,8 @@ async function main(): Promise<void> {
           ...req,
           port: server.port,
           headers: { ...auth, ...req.headers },
-          connections: c,
+          connections: RATE ? RATE_CONNECTIONS : c,
+          rate: RATE || undefined,
           durationMs: DURATION_MS,
         }),
     });
@@ -111,7 +125,9 @@ async function main(): Promise<void> {
           // One connection, as a gRPC client keeps; its streams carry the callers.
           const client = new H2Client(server.port);
           try {
-            return await closedLoop(() => client.call(request), c, DURATION_MS, "OK");
+            const call = () => client.call(request);
+            if (RATE) return await openLoop(call, RATE, DURATION_MS, "OK");
+            return await closedLoop(call, c, DURATION_MS, "OK");
           } finally {
             client.close();
           }
@@ -142,7 +158,7 @@ async function main(): Promise<void> {
         ["tracing on, ratio 0.01", traced("0.01")],
       ];
       for (const [label, vars] of variants) {
-        const svc = await startService(data.url, vars);
+        const svc = await startService(data.url, { ...ONE_USER, ...vars });
         children.push(svc);
         targets.push(http(`REST (${label})`, svc, rest), grpc(`gRPC (${label})`, svc));
         if (label === "tracing off") continue;
@@ -153,16 +169,16 @@ async function main(): Promise<void> {
       const runtimes = ablationRuntimes();
       const base = runtimes[0]?.label;
       for (const v of runtimes) {
-        const svc = await startService(data.url, {}, v.runtime);
+        const svc = await startService(data.url, ONE_USER, v.runtime);
         children.push(svc);
         targets.push(http(`REST ${v.label}`, svc, rest), grpc(`gRPC ${v.label}`, svc));
         if (v.label === base) continue;
         for (const what of ["REST", "gRPC"]) pairs.push([`${what} ${v.label}`, `${what} ${base}`]);
       }
     } else {
-      const svc = await startService(data.url);
+      const svc = await startService(data.url, ONE_USER);
       // The same service with every RPC on Connect's own handler.
-      const connectOnly = await startService(data.url, { RPC_SHORT_PATH: "off" });
+      const connectOnly = await startService(data.url, { ...ONE_USER, RPC_SHORT_PATH: "off" });
       const bare = await startBaseline("bare-fastify", data.url);
       const grpcJs = await startBaseline("grpc-js", data.url);
       const rawH2 = await startBaseline("raw-h2", data.url);
@@ -190,7 +206,7 @@ async function main(): Promise<void> {
       // Another checkout's build (its dist/ and node_modules), on the same data: before and after in one run.
       const before = await startService(
         data.url,
-        { MIGRATE_ON_START: "false" },
+        { ...ONE_USER, MIGRATE_ON_START: "false" },
         { cwd: env.BENCH_BEFORE },
       );
       children.push(before);
@@ -246,7 +262,7 @@ async function main(): Promise<void> {
       `${DURATION_MS} ms per run, median of ${ROUNDS} round(s); calls/s and CPU per call count answered calls only (errors: the others, e.g. shed with 503); CPU is the server process's.`,
       env.BENCH_BUSY_CORE === "1" ? "Another process kept one core busy throughout." : "",
       "",
-      "| callers | target | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |",
+      `| ${RATE ? "offered calls/s" : "callers"} | target | calls/s | p50 ms | p99 ms | server CPU µs/call | errors |`,
       "|---:|---|---:|---:|---:|---:|---:|",
     ];
     const med = (rows: Row[], k: keyof Row) => median(rows.map((r) => r[k]));
@@ -254,11 +270,12 @@ async function main(): Promise<void> {
       for (const t of targets) {
         const rows = results.get(`${t.name}|${c}`) ?? [];
         lines.push(
-          `| ${c} | ${t.name} | ${Math.round(med(rows, "rps"))} | ${med(rows, "p50").toFixed(2)} | ${med(rows, "p99").toFixed(2)} | ${Math.round(med(rows, "cpuUsPerCall"))} | ${rows.reduce((n, r) => n + r.errors, 0)} |`,
+          `| ${RATE || c} | ${t.name} | ${Math.round(med(rows, "rps"))} | ${med(rows, "p50").toFixed(2)} | ${med(rows, "p99").toFixed(2)} | ${Math.round(med(rows, "cpuUsPerCall"))} | ${rows.reduce((n, r) => n + r.errors, 0)} |`,
         );
       }
     }
     lines.push("", ratios(results, pairs, CONCURRENCIES));
+    lines.push("", ratios(results, pairs, CONCURRENCIES, "paired"));
     // On a shared machine the least CPU a call took in any round is the
     // steadiest figure of what it costs: others' load only ever adds to it.
     if (TRACING) lines.push("", ratios(results, pairs, CONCURRENCIES, "least"));
@@ -336,19 +353,26 @@ function ratios(
   results: Map<string, Row[]>,
   pairs: [string, string][],
   concurrencies: number[],
-  of: "median" | "least" = "median",
+  of: "median" | "least" | "paired" = "median",
 ) {
   const med = (name: string, c: number, k: keyof Row) => {
     const values = (results.get(`${name}|${c}`) ?? []).map((r) => r[k]);
     if (of === "median") return median(values);
     return k === "rps" ? Math.max(...values) : Math.min(...values);
   };
+  // Paired: the median of each round's ratio, the two measured minutes apart at most.
+  const paired = (a: string, b: string, c: number, k: keyof Row) => {
+    const bs = results.get(`${b}|${c}`) ?? [];
+    return median(
+      (results.get(`${a}|${c}`) ?? []).map((r, i) => r[k] / (bs[i]?.[k] ?? Number.NaN)),
+    );
+  };
   const ratio = (a: string, b: string, c: number, k: keyof Row) =>
-    (med(a, c, k) / med(b, c, k)).toFixed(2);
+    (of === "paired" ? paired(a, b, c, k) : med(a, c, k) / med(b, c, k)).toFixed(2);
   return pairs
     .map(
       ([a, b]) =>
-        `- ${of === "least" ? "best rounds: " : ""}${a} ÷ ${b}: ${concurrencies.map((c) => `${ratio(a, b, c, "rps")} calls/s, ${ratio(a, b, c, "cpuUsPerCall")} CPU/call at ${c}`).join("; ")}`,
+        `- ${of === "least" ? "best rounds: " : of === "paired" ? "round by round: " : ""}${a} ÷ ${b}: ${concurrencies.map((c) => `${ratio(a, b, c, "rps")} calls/s, ${ratio(a, b, c, "cpuUsPerCall")} CPU/call at ${c}`).join("; ")}`,
     )
     .join("\n");
 }

@@ -187,6 +187,8 @@ export async function httpLoad(o: {
   headers: Record<string, string>;
   body?: string;
   connections: number;
+  /** Calls a second over all connections; a closed loop when undefined. */
+  rate?: number | undefined;
   durationMs: number;
   expect: number;
 }): Promise<LoadResult> {
@@ -205,6 +207,7 @@ export async function httpLoad(o: {
       headers: o.headers,
       body: o.body,
       connections: o.connections,
+      ...(o.rate ? { overallRate: o.rate } : {}),
       duration: o.durationMs / 1000,
     },
     finished,

@@ -86,6 +86,13 @@ export function traceRequests(app: App): void {
   // After observeRequests' onRoute, which labels the procedure.
   app.addHook("onRoute", (route) => {
     route.config = { ...route.config, trace: routeTrace(route.config ?? {}, route.url) };
+    // Past a body's read (stream events carry no request's context), the span
+    // is made active again for the remaining hooks and the handler; a route
+    // without a body keeps the context onRequest set.
+    const methods = [route.method].flat();
+    if (methods.some((m) => m !== "GET" && m !== "HEAD")) {
+      route.preHandler = [[route.preHandler ?? []].flat(), reenterTraceContext].flat();
+    }
   });
   app.addHook("onRequest", (request, _reply, done) => {
     const config = request.routeOptions.config;
@@ -114,12 +121,6 @@ export function traceRequests(app: App): void {
     request.traceContext = trace.setSpan(parent, span);
     context.with(request.traceContext, done);
   });
-  // Past the body read (stream events carry no request's context), the span
-  // is made active again for the remaining hooks (token, admission) and the handler.
-  app.addHook("preHandler", (request, _reply, done) => {
-    if (request.traceContext === undefined) return done();
-    context.with(request.traceContext, done);
-  });
   app.addHook("onResponse", (request, reply, done) => {
     const span = request.traceSpan;
     if (span === undefined || !span.isRecording()) {
@@ -143,6 +144,15 @@ export function traceRequests(app: App): void {
     span.end();
     done();
   });
+}
+
+function reenterTraceContext(
+  request: { traceContext: Context | undefined },
+  _reply: unknown,
+  done: () => void,
+): void {
+  if (request.traceContext === undefined) return done();
+  context.with(request.traceContext, done);
 }
 
 /**
