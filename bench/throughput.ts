@@ -26,6 +26,9 @@
  * BENCH_RATE=N: each target is offered N calls/s (16 connections or streams)
  * instead of closed loops: every target then does the same work in the same
  * time, so CPU per call compares without the batching a faster target gets.
+ * BENCH_FRESH=1: every service is started again before each round, so that
+ * no one process's luck (copies of one build differ by ±15% in CPU per call
+ * here) rides on every round of a comparison.
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
@@ -38,7 +41,14 @@ import { inUseCaseSpan } from "../src/app/use-case-span.js";
 import { signToken } from "../src/auth/tokens.js";
 import { compileJsonWriter } from "../src/rpc/proto-json.js";
 import { sessionToProto } from "../src/rpc/to-proto.js";
-import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
+import {
+  type Child,
+  log,
+  type Runtime,
+  SECRET,
+  startBaseline,
+  startService,
+} from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
 import { closedLoop, grpcRequest, H2Client, httpLoad, openLoop } from "./lib/load.js";
 import { OtlpSink } from "./lib/otlp-sink.js";
@@ -67,8 +77,26 @@ const CONCURRENCIES = RATE
  * refuse what an open loop queues for a moment, which is not what is measured.
  */
 const ONE_USER = { MAX_QUEUED_PER_USER: "10000" };
+const FRESH = env.BENCH_FRESH === "1";
 const HISTORY = 1000;
 const LIST = "/practice.v1.PracticeSessionService/ListSessions";
+
+/** The services of this run, to start again before each round (BENCH_FRESH). */
+const services: (() => Promise<void>)[] = [];
+
+/** startService, as a Child whose process BENCH_FRESH replaces before each round. */
+async function service(url: string, vars: Record<string, string>, runtime?: Runtime) {
+  const child: Child = { ...(await startService(url, vars, runtime)) };
+  let current = { ...child };
+  services.push(async () => {
+    await current.stop();
+    current = await startService(url, vars, runtime);
+    child.pid = current.pid;
+    child.port = current.port;
+  });
+  child.stop = () => current.stop();
+  return child;
+}
 
 interface Target {
   name: string;
@@ -158,7 +186,7 @@ async function main(): Promise<void> {
         ["tracing on, ratio 0.01", traced("0.01")],
       ];
       for (const [label, vars] of variants) {
-        const svc = await startService(data.url, { ...ONE_USER, ...vars });
+        const svc = await service(data.url, { ...ONE_USER, ...vars });
         children.push(svc);
         targets.push(http(`REST (${label})`, svc, rest), grpc(`gRPC (${label})`, svc));
         if (label === "tracing off") continue;
@@ -169,16 +197,16 @@ async function main(): Promise<void> {
       const runtimes = ablationRuntimes();
       const base = runtimes[0]?.label;
       for (const v of runtimes) {
-        const svc = await startService(data.url, ONE_USER, v.runtime);
+        const svc = await service(data.url, ONE_USER, v.runtime);
         children.push(svc);
         targets.push(http(`REST ${v.label}`, svc, rest), grpc(`gRPC ${v.label}`, svc));
         if (v.label === base) continue;
         for (const what of ["REST", "gRPC"]) pairs.push([`${what} ${v.label}`, `${what} ${base}`]);
       }
     } else {
-      const svc = await startService(data.url, ONE_USER);
+      const svc = await service(data.url, ONE_USER);
       // The same service with every RPC on Connect's own handler.
-      const connectOnly = await startService(data.url, { ...ONE_USER, RPC_SHORT_PATH: "off" });
+      const connectOnly = await service(data.url, { ...ONE_USER, RPC_SHORT_PATH: "off" });
       const bare = await startBaseline("bare-fastify", data.url);
       const grpcJs = await startBaseline("grpc-js", data.url);
       const rawH2 = await startBaseline("raw-h2", data.url);
@@ -204,7 +232,7 @@ async function main(): Promise<void> {
     }
     if (env.BENCH_BEFORE) {
       // Another checkout's build (its dist/ and node_modules), on the same data: before and after in one run.
-      const before = await startService(
+      const before = await service(
         data.url,
         { ...ONE_USER, MIGRATE_ON_START: "false" },
         { cwd: env.BENCH_BEFORE },
@@ -233,6 +261,11 @@ async function main(): Promise<void> {
     }
     const results = new Map<string, Row[]>();
     for (let round = 0; round < ROUNDS; round++) {
+      if (FRESH && round > 0) {
+        for (const restart of services) await restart();
+        // Warmed as the first ones were (the sanity run, then earlier rounds).
+        for (const t of targets) await t.run(CONCURRENCIES[0] ?? 16);
+      }
       for (const c of CONCURRENCIES) {
         for (const t of targets) {
           const pid = t.server().pid;

@@ -151,8 +151,8 @@ function reenterTraceContext(
   _reply: unknown,
   done: () => void,
 ): void {
-  if (request.traceContext === undefined) return done();
-  context.with(request.traceContext, done);
+  if (request.traceContext === undefined) done();
+  else context.with(request.traceContext, done);
 }
 
 /**
