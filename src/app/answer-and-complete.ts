@@ -4,8 +4,10 @@ import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
+  countAnswerIfUnchanged,
   findAnswerContext,
   findLatestAnswerAt,
+  findSessionForAnswer,
   findSessionWithAnswers,
   insertAnswer,
   lockSession,
@@ -72,11 +74,18 @@ export async function submitAnswer(
       `user_answer must be 1 to ${MAX_ANSWER_LENGTH} characters and not only white space`,
     );
   }
+  let attempts = 0;
   const submit = () =>
     db.transaction().execute(async (trx): Promise<AnswerResult> => {
-      const session = await lockSession(trx, userId, input.sessionId);
-      if (session === undefined) throw errors.sessionNotFound();
-      const question = await findAnswerContext(trx, userId, input.sessionId, input.questionId);
+      // The first attempt reads without a lock and counts the answer only if
+      // the session is as read (one round trip fewer); one that finds it
+      // moved runs again under the session's lock, as every later one does.
+      const optimistic = attempts++ === 0;
+      const read = optimistic
+        ? await findSessionForAnswer(trx, userId, input.sessionId, input.questionId)
+        : await lockedForAnswer(trx, userId, input.sessionId, input.questionId);
+      if (read === undefined) throw errors.sessionNotFound();
+      const { session, question } = read;
       const stored = question?.answer;
       if (stored !== undefined) {
         if (stored.userAnswer !== input.userAnswer) throw errors.answerConflict(stored);
@@ -92,6 +101,11 @@ export async function submitAnswer(
         // Another replica's clock may be behind the one that started it.
         answeredAt: notBefore(now, session.startedAt),
       };
+      // Counted first: the optimistic update takes the session's lock before
+      // anything else is written (an answer's row checks its session's key).
+      const correct = answer.isCorrect === true;
+      if (!optimistic) await countAnswer(trx, input.sessionId, correct);
+      else if (!(await countAnswerIfUnchanged(trx, session, correct))) throw new SessionMoved();
       await insertAnswer(trx, {
         session_id: input.sessionId,
         question_id: answer.questionId,
@@ -103,34 +117,53 @@ export async function submitAnswer(
         if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
         throw err;
       });
-      await countAnswer(trx, input.sessionId, answer.isCorrect === true);
       const key = { userId, quizId: session.quizId, questionId: input.questionId };
       await rememberInTransaction(trx, key, question.memory, answer);
       const after = withProgress({
         ...session,
-        correctAnswers: session.correctAnswers + (answer.isCorrect ? 1 : 0),
+        correctAnswers: session.correctAnswers + (correct ? 1 : 0),
         answeredQuestions: session.answeredQuestions + 1,
       });
       const submitted = {
         questionId: input.questionId,
-        isCorrect: answer.isCorrect === true,
+        isCorrect: correct,
         answeredAt: answer.answeredAt,
       };
       await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
       return { answer, session: after, created: true };
     });
   // A duplicate key means another cluster node stored an answer (or a first
-  // memory of the question) meanwhile, row locks not being shared; a memory
-  // that moved since it was read, another answer to the question: the next
-  // attempt reads it and decides.
+  // memory of the question) meanwhile, row locks not being shared; a session
+  // or memory that moved since it was read, another answer: the next attempt
+  // reads it and decides.
   return retrying(
     submit,
     retry,
     (err) =>
       isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) ||
       isDuplicateKey(err, QUESTION_MEMORY_KEY) ||
-      err instanceof MemoryMoved,
+      err instanceof MemoryMoved ||
+      err instanceof SessionMoved,
   );
+}
+
+/** The session read for an answer has moved (countAnswerIfUnchanged): the answer runs again. */
+class SessionMoved extends Error {
+  constructor() {
+    super("the session changed since it was read");
+  }
+}
+
+/** findSessionForAnswer's answer, read under the session's row lock. */
+async function lockedForAnswer(
+  trx: Transaction<Database>,
+  userId: string,
+  sessionId: string,
+  questionId: string,
+) {
+  const session = await lockSession(trx, userId, sessionId);
+  if (session === undefined) return undefined;
+  return { session, question: await findAnswerContext(trx, userId, sessionId, questionId) };
 }
 
 /**

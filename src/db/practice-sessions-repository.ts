@@ -156,23 +156,77 @@ export async function findAnswerContext(
   userId: string,
   sessionId: string,
   questionId: string,
-): Promise<
-  | { correctAnswer: string; answer: Answer | undefined; memory: QuestionMemory | undefined }
-  | undefined
-> {
+): Promise<AnswerContext | undefined> {
   const row = await snapshotQuestion(db, sessionId, questionId)
     .leftJoin("practice_question_memory as m", (join) =>
       join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "sq.question_id"),
     )
     .select(joinedMemoryColumns)
     .executeTakeFirst();
-  return (
-    row && {
-      correctAnswer: row.correct_answer,
-      answer: toStoredAnswer(row),
-      memory: toMemory(row),
-    }
-  );
+  return row && toAnswerContext(row);
+}
+
+/** What an answer to one snapshot question needs to know. */
+export interface AnswerContext {
+  correctAnswer: string;
+  /** The session's stored answer to it. */
+  answer: Answer | undefined;
+  /** The user's memory of it. */
+  memory: QuestionMemory | undefined;
+}
+
+function toAnswerContext(
+  row: Parameters<typeof toStoredAnswer>[0] &
+    Parameters<typeof toMemory>[0] & { correct_answer: string },
+): AnswerContext {
+  return { correctAnswer: row.correct_answer, answer: toStoredAnswer(row), memory: toMemory(row) };
+}
+
+/**
+ * The user's session with findAnswerContext's answer, in one plain read (no
+ * locks): undefined without the session, `question` undefined when the
+ * question is not in its snapshot (or was deleted). countAnswerIfUnchanged
+ * then checks, under the row's lock, that the session did not move since.
+ */
+export async function findSessionForAnswer(
+  db: Db,
+  userId: string,
+  sessionId: string,
+  questionId: string,
+): Promise<{ session: SessionSummary; question: AnswerContext | undefined } | undefined> {
+  const row = await db
+    .selectFrom("practice_sessions as s")
+    .leftJoin("practice_session_questions as sq", (join) =>
+      join.onRef("sq.session_id", "=", "s.id").on("sq.question_id", "=", questionId),
+    )
+    .leftJoin("questions as q", "q.id", "sq.question_id")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .leftJoin("practice_question_memory as m", (join) =>
+      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
+    )
+    .select(summaryColumns.map((c) => `s.${c}` as const))
+    .select([
+      "q.correct_answer",
+      "a.id as answer_id",
+      "a.question_id",
+      "a.user_answer",
+      "a.is_correct",
+      "a.answered_at",
+    ])
+    .select(joinedMemoryColumns)
+    .where("s.id", "=", sessionId)
+    .where("s.user_id", "=", userId)
+    .executeTakeFirst();
+  const session = row && toSummary(row);
+  if (row === undefined || session === undefined) return undefined;
+  const { correct_answer } = row;
+  const question =
+    correct_answer === null ? undefined : toAnswerContext({ ...row, correct_answer });
+  return { session, question };
 }
 
 /** The unique key that allows one answer per question and session. */
@@ -203,6 +257,30 @@ export async function countAnswer(
     }))
     .where("id", "=", sessionId)
     .execute();
+}
+
+/**
+ * countAnswer, only if the session is still in progress with the count it
+ * was read with (findSessionForAnswer): the update takes the row's lock as
+ * lockSession would. False when it moved meanwhile (another answer, or its
+ * completion), and nothing was written.
+ */
+export async function countAnswerIfUnchanged(
+  trx: Transaction<Database>,
+  session: SessionSummary,
+  correct: boolean,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable("practice_sessions")
+    .set((eb) => ({
+      answered_questions: eb("answered_questions", "+", 1),
+      correct_answers: eb("correct_answers", "+", correct ? 1 : 0),
+    }))
+    .where("id", "=", session.id)
+    .where("answered_questions", "=", session.answeredQuestions)
+    .where("completed_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** When the session's latest answer was recorded, or undefined without answers. */

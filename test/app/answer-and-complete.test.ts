@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { AnswerConflict } from "../../src/app/errors.js";
+import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import {
   countAnswer,
   insertAnswer,
@@ -65,6 +66,38 @@ describe("submitAnswer", () => {
     const again = await w.sessions.submitAnswer(user, input);
     expect(again).toEqual({ ...first, created: false });
     expect(await writes()).toEqual(before);
+  });
+
+  it("stores an answer in five statements when its session does not move meanwhile", async () => {
+    // Kysely also shows a plugin each sub-query: count what ran, by its result.
+    const kindOf = new Map<unknown, string>();
+    const kinds: string[] = [];
+    const counting = w.db.withPlugin({
+      transformQuery: ({ node, queryId }) => {
+        kindOf.set(queryId, node.kind);
+        return node;
+      },
+      transformResult: async ({ result, queryId }) => {
+        kinds.push(kindOf.get(queryId) ?? "?");
+        return result;
+      },
+    });
+    const sessions = new PracticeSessions(counting, w.clock);
+    const { user, session, q } = await started();
+    kinds.length = 0;
+    await sessions.submitAnswer(user, {
+      sessionId: session.id,
+      questionId: q[0] ?? "",
+      userAnswer: "A1",
+    });
+    // The session with the question's context, its count, the answer, the memory, the event.
+    expect(kinds).toEqual([
+      "SelectQueryNode",
+      "UpdateQueryNode",
+      "InsertQueryNode",
+      "InsertQueryNode",
+      "InsertQueryNode",
+    ]);
   });
 
   it("replays an answer another call stored while it waited for the session's lock", async () => {
