@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import {
   type CompiledQuery,
   type DatabaseConnection,
@@ -105,7 +106,7 @@ class LockWaitingDialect extends SqliteDialect {
             const signal = statementSignal();
             if (signal?.aborted && !endsTransaction(query.sql))
               return Promise.reject(signal.reason);
-            return waitOutLocks(() => connection.executeQuery<R>(query));
+            return traced(query.sql, () => waitOutLocks(() => connection.executeQuery<R>(query)));
           },
           streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
         };
@@ -115,6 +116,31 @@ class LockWaitingDialect extends SqliteDialect {
     };
     return driver;
   }
+}
+
+const tracer = trace.getTracer("practice-sessions");
+
+/**
+ * A CLIENT span for a statement run under a sampled call, as the mysql2
+ * instrumentation makes for MySQL (ops/tracing.ts; the sampler adds
+ * `db.operation.name`). Kysely's text has placeholders: no bound value.
+ */
+function traced<T>(sql: string, run: () => Promise<T>): Promise<T> {
+  if (trace.getActiveSpan()?.isRecording() !== true) return run();
+  const verb = sql.trimStart().split(/\s/, 1)[0]?.toUpperCase() || "SQL";
+  const attributes = { "db.system.name": "sqlite", "db.query.text": sql };
+  return tracer.startActiveSpan(verb, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    try {
+      return await run();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      span.setAttribute("error.type", typeof code === "string" ? code : "error");
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** Runs `statement`, again after a growing pause while SQLite answers SQLITE_BUSY, up to LOCK_WAIT_MS. */

@@ -23,7 +23,7 @@ import { startPublish } from "../../src/events/trace-event.js";
 import { Admission, admissionLimits } from "../../src/ops/admission.js";
 import { ServiceSampler } from "../../src/ops/trace-sampler.js";
 import { buildServer } from "../../src/server.js";
-import { createTestDatabase, type TestDatabase } from "../support/database.js";
+import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { deleteStream, requireNats, testRelay, uniqueTarget } from "../support/nats.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -120,6 +120,30 @@ describe("tracing in process", () => {
     const stored = JSON.parse(row.trace_context ?? "{}") as { traceparent: string };
     expect(stored.traceparent).toBe(`00-${TRACE_ID}-${useCase?.spanContext().spanId}-01`);
   });
+
+  it.skipIf(testStore() !== "sqlite")(
+    "SQLite: each statement a CLIENT span under the use case, its verb and text, no bound values",
+    async () => {
+      const fresh = await insertQuiz(database.db, { questions: 2 });
+      const res = await call("POST", `/quizzes/${fresh.quizId}/sessions`, { traceparent });
+      expect(res.statusCode).toBe(201);
+      const useCase = named("startSession");
+      const sql = spans().filter(
+        (s) => s.kind === SpanKind.CLIENT && s.attributes["db.system.name"] === "sqlite",
+      );
+      expect(sql.length).toBeGreaterThan(1);
+      for (const s of sql) {
+        expect(s.parentSpanContext?.spanId).toBe(useCase?.spanContext().spanId);
+        expect(s.attributes["db.operation.name"]).toBe(s.name);
+        expect(String(s.attributes["db.query.text"])).not.toContain("tracer");
+      }
+      expect(sql.map((s) => s.name)).toContain("INSERT");
+      // Outside a call, nothing: the untraced statement of this test's own.
+      exporter.reset();
+      await database.db.selectFrom("quizzes").select("id").where("id", "=", quiz.quizId).execute();
+      expect(spans()).toEqual([]);
+    },
+  );
 
   it("Connect: the span is named after the procedure, with rpc.* and the failure's Connect code", async () => {
     const res = await call(
