@@ -35,6 +35,13 @@ describe("the practice page in Chromium", () => {
     // Five earlier sessions, for the chart: 25%, 50%, 50%, 75%, 100%.
     await insertSessions(svc.db, completedSessions("dana", capitals, [1, 2, 2, 3, 4]));
     const { page, consoleErrors, token } = await openServed("dana", capitals);
+    const rpcs: { method: string; traceparent: string | undefined }[] = [];
+    page.on("request", (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path.startsWith("/practice.v1.")) {
+        rpcs.push({ method: path.split("/").pop() ?? "", traceparent: r.headers().traceparent });
+      }
+    });
 
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Capitals");
     expect(await page.locator("#who").textContent()).toBe("Signed in as dana");
@@ -56,6 +63,15 @@ describe("the practice page in Chromium", () => {
     await page.keyboard.type("Paris");
     await page.keyboard.press("Enter");
     await expect.poll(() => feedbackOf(page, "Capital of France?").textContent()).toBe("✓ Correct");
+    // Every call carries W3C trace context, sampled; each interaction is a trace of its own.
+    expect(rpcs.map((r) => r.method)).toEqual(
+      expect.arrayContaining(["StartSession", "SubmitAnswer"]),
+    );
+    for (const { traceparent } of rpcs)
+      expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    const traceOf = (method: string) =>
+      rpcs.find((r) => r.method === method)?.traceparent?.split("-")[1];
+    expect(traceOf("SubmitAnswer")).not.toBe(traceOf("StartSession"));
     // The focus moved on to the next question: a wrong answer this time.
     expect(await isFocused(answerField(page, "Capital of Japan?"))).toBe(true);
     await page.keyboard.type("Kyoto");
