@@ -111,6 +111,16 @@ export async function lockSession(
   return row && toSummary(row);
 }
 
+/** A snapshot question's correct answer and the session's answer to it (null without one). */
+const snapshotAnswerColumns = [
+  "q.correct_answer",
+  "a.id as answer_id",
+  "a.question_id",
+  "a.user_answer",
+  "a.is_correct",
+  "a.answered_at",
+] as const;
+
 /**
  * A snapshot question that still exists, with the session's stored answer
  * to it, if any. A plain read: locking the question row would serialize
@@ -125,14 +135,7 @@ function snapshotQuestion(db: Db, sessionId: string, questionId: string) {
         .onRef("a.session_id", "=", "sq.session_id")
         .onRef("a.question_id", "=", "sq.question_id"),
     )
-    .select([
-      "q.correct_answer",
-      "a.id as answer_id",
-      "a.question_id",
-      "a.user_answer",
-      "a.is_correct",
-      "a.answered_at",
-    ])
+    .select(snapshotAnswerColumns)
     .where("sq.session_id", "=", sessionId)
     .where("sq.question_id", "=", questionId);
 }
@@ -209,14 +212,7 @@ export async function findSessionForAnswer(
       join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
     )
     .select(summaryColumns.map((c) => `s.${c}` as const))
-    .select([
-      "q.correct_answer",
-      "a.id as answer_id",
-      "a.question_id",
-      "a.user_answer",
-      "a.is_correct",
-      "a.answered_at",
-    ])
+    .select(snapshotAnswerColumns)
     .select(joinedMemoryColumns)
     .where("s.id", "=", sessionId)
     .where("s.user_id", "=", userId)
