@@ -109,8 +109,17 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   };
 }
 
+/**
+ * mysql2 sizes each connection's prepared-statement cache up front (16,000
+ * slots by default: about 2 ms of CPU per connection opened here). Kysely
+ * runs text queries and prepares nothing, and connections are opened again
+ * after each statement stopped for a caller who left, and for each KILL.
+ */
+const NO_STATEMENT_CACHE = { maxPreparedStatements: 1 };
+
 function mysqlPool(options: DatabaseOptions, connectionLimit: number): Pool {
   return createPool({
+    ...NO_STATEMENT_CACHE,
     uri: options.url,
     connectionLimit,
     connectTimeout: options.connectTimeoutMs,
@@ -136,7 +145,11 @@ function probeConnection(url: string, connectTimeoutMs: number) {
   return {
     run: async () => {
       if (connection === undefined) {
-        connection = createConnection({ uri: url, connectTimeout: connectTimeoutMs });
+        connection = createConnection({
+          ...NO_STATEMENT_CACHE,
+          uri: url,
+          connectTimeout: connectTimeoutMs,
+        });
         connection.on("error", drop);
       }
       try {
@@ -179,7 +192,11 @@ function limitSession(connection: PoolConnection, timeoutMs: number): void {
  */
 function killer(url: string, connectTimeoutMs: number): (threadId: number) => void {
   return (threadId) => {
-    const connection = createConnection({ uri: url, connectTimeout: connectTimeoutMs });
+    const connection = createConnection({
+      ...NO_STATEMENT_CACHE,
+      uri: url,
+      connectTimeout: connectTimeoutMs,
+    });
     connection.on("error", () => {});
     connection.query(`KILL ${Number(threadId)}`, () => connection.destroy());
   };
