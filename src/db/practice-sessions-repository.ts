@@ -14,22 +14,20 @@ import { liveQuiz, summaryColumns } from "./session-columns.js";
 /** The unique key that allows one in-progress session per user and quiz. */
 export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
 
-/** Columns of a session and of one of its answers (null when it has none). */
-const sessionWithAnswerColumns = [
-  "s.id",
-  "s.quiz_id",
-  "s.started_at",
-  "s.completed_at",
-  "s.total_questions",
-  "s.correct_answers",
-  "s.answered_questions",
-  "s.mode",
+/** A session's summary columns, of `practice_sessions as s`. */
+const sessionColumns = summaryColumns.map((c) => `s.${c}` as const);
+
+/** Columns of one answer, of `practice_session_answers as a` (null when it has none). */
+const answerColumns = [
   "a.id as answer_id",
   "a.question_id",
   "a.user_answer",
   "a.is_correct",
   "a.answered_at",
 ] as const;
+
+/** Columns of a session and of one of its answers (null when it has none). */
+const sessionWithAnswerColumns = [...sessionColumns, ...answerColumns];
 
 /**
  * The state a start needs, in one statement: undefined if the quiz is not
@@ -112,14 +110,7 @@ export async function lockSession(
 }
 
 /** A snapshot question's correct answer and the session's answer to it (null without one). */
-const snapshotAnswerColumns = [
-  "q.correct_answer",
-  "a.id as answer_id",
-  "a.question_id",
-  "a.user_answer",
-  "a.is_correct",
-  "a.answered_at",
-] as const;
+const snapshotAnswerColumns = ["q.correct_answer", ...answerColumns] as const;
 
 /**
  * A snapshot question that still exists, with the session's stored answer
@@ -211,7 +202,7 @@ export async function findSessionForAnswer(
     .leftJoin("practice_question_memory as m", (join) =>
       join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
     )
-    .select(summaryColumns.map((c) => `s.${c}` as const))
+    .select(sessionColumns)
     .select(snapshotAnswerColumns)
     .select(joinedMemoryColumns)
     .where("s.id", "=", sessionId)
