@@ -1,32 +1,22 @@
-import { randomBytes } from "node:crypto";
 import { Migrator } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { migrationProvider } from "../../src/db/migrations/index.js";
-import { testServerUrl, testStore } from "../support/database.js";
+import { createEmptyTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertAnswer, insertQuiz, insertSessions } from "../support/fixtures.js";
 
 const store = testStore();
-let url = "sqlite::memory:";
-if (store === "mysql") {
-  const server = new URL(testServerUrl());
-  server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-  url = server.toString();
-}
-let handle: ReturnType<typeof openDatabase>;
+let database: TestDatabase;
 
 beforeAll(async () => {
-  await createDatabaseIfMissing(url);
-  handle = openDatabase({ url, poolSize: 2, connectTimeoutMs: 3000 });
+  database = await createEmptyTestDatabase(store);
 });
 afterAll(async () => {
-  await handle?.close();
-  await dropDatabase(url);
+  await database?.drop();
 });
 
 it("0003 adds answered_questions and counts the answers of existing sessions", async () => {
-  const { db } = handle;
+  const { db } = database;
   const migrator = new Migrator({ db, provider: migrationProvider(store) });
   const before = await migrator.migrateTo("0002-user-id-no-pad");
   expect(before.error).toBeUndefined();

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -9,7 +8,7 @@ import {
 } from "../../src/db/connect.js";
 import { isMigrated, migrateToLatest } from "../../src/db/migrate.js";
 import { MIGRATION_LOCK_TABLE } from "../../src/db/migration-lock.js";
-import { testServerUrl, testStore } from "../support/database.js";
+import { newTestDatabaseUrl, testStore } from "../support/database.js";
 
 /**
  * Replicas starting at once on an empty database: one applies the
@@ -26,9 +25,7 @@ describe.skipIf(testStore() === "sqlite")("migrations started by many processes 
   });
 
   async function freshDatabase(pools: number) {
-    const server = new URL(testServerUrl());
-    server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-    url = server.toString();
+    url = newTestDatabaseUrl("mysql");
     await createDatabaseIfMissing(url);
     handles = Array.from({ length: pools }, () =>
       openDatabase({ url, poolSize: 2, connectTimeoutMs: 3000 }),

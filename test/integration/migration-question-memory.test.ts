@@ -1,35 +1,25 @@
-import { randomBytes } from "node:crypto";
 import { Migrator, sql } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
-import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { migrationProvider } from "../../src/db/migrations/index.js";
 import { systemClock } from "../../src/domain/clock.js";
-import { testServerUrl, testStore } from "../support/database.js";
+import { createEmptyTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, insertSessions } from "../support/fixtures.js";
 
 const store = testStore();
-let url = "sqlite::memory:";
-if (store === "mysql") {
-  const server = new URL(testServerUrl());
-  server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-  url = server.toString();
-}
-let handle: ReturnType<typeof openDatabase>;
+let database: TestDatabase;
 
 beforeAll(async () => {
-  await createDatabaseIfMissing(url);
-  handle = openDatabase({ url, poolSize: 2, connectTimeoutMs: 3000 });
+  database = await createEmptyTestDatabase(store);
 });
 afterAll(async () => {
-  await handle?.close();
-  await dropDatabase(url);
+  await database?.drop();
 });
 
 /** The columns of practice_sessions' index sessions_by_start, in order. */
 async function sessionsByStart(): Promise<string[]> {
-  const { db } = handle;
+  const { db } = database;
   if (store === "sqlite") {
     const { rows } = await sql<{ name: string }>`
       SELECT name FROM pragma_index_info('sessions_by_start') ORDER BY seqno`.execute(db);
@@ -43,7 +33,7 @@ async function sessionsByStart(): Promise<string[]> {
 }
 
 it("0005 gives existing sessions the full mode, keeps the list's index covering, and adds the memory", async () => {
-  const { db } = handle;
+  const { db } = database;
   const migrator = new Migrator({ db, provider: migrationProvider(store) });
   expect((await migrator.migrateTo("0004-outbox")).error).toBeUndefined();
 

@@ -1,5 +1,4 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -7,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import { sql } from "kysely";
 import { afterAll, expect, it } from "vitest";
 import { dropDatabase, openDatabase } from "../../src/db/connect.js";
-import { testServerUrl, testStore } from "../support/database.js";
+import { newTestDatabaseUrl, testStore } from "../support/database.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const tsx = pathToFileURL(join(repo, "node_modules/tsx/dist/loader.mjs")).href;
@@ -59,9 +58,8 @@ it("says which store it wrote to, and a second run adds nothing", async () => {
   let url: string;
   let store: RegExp;
   if (testStore() === "mysql") {
-    const server = new URL(testServerUrl());
-    server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-    url = server.toString();
+    url = newTestDatabaseUrl("mysql");
+    const server = new URL(url);
     dropAfter.push(url);
     store = new RegExp(`^Store: MySQL ${server.host}${server.pathname}: `);
   } else {

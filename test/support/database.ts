@@ -41,20 +41,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** The URL of a new test database: SQLite in memory, or MySQL with a random name. */
+export function newTestDatabaseUrl(store: Store = testStore()): string {
+  if (store === "sqlite") return "sqlite::memory:";
+  const server = new URL(testServerUrl());
+  server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
+  return server.toString();
+}
+
 /**
- * A new, migrated database: on MySQL one with a random name, dropped by
- * `drop()`; on SQLite an in-memory one, gone when closed.
+ * A new database with no tables yet (migrations' own tests): on MySQL one
+ * with a random name, dropped by `drop()`; on SQLite an in-memory one, gone
+ * when closed.
  */
-export async function createTestDatabase(store: Store = testStore()): Promise<TestDatabase> {
-  let url = "sqlite::memory:";
-  if (store === "mysql") {
-    const server = new URL(testServerUrl());
-    server.pathname = `/practice_test_${randomBytes(6).toString("hex")}`;
-    url = server.toString();
-  }
+export async function createEmptyTestDatabase(store: Store = testStore()): Promise<TestDatabase> {
+  const url = newTestDatabaseUrl(store);
   await createDatabaseIfMissing(url);
   const handle = openDatabase({ url, poolSize: 10, connectTimeoutMs: 3000 });
-  await migrateToLatest(handle.db);
   return {
     url,
     store,
@@ -65,4 +68,11 @@ export async function createTestDatabase(store: Store = testStore()): Promise<Te
       await dropDatabase(url);
     },
   };
+}
+
+/** A new, migrated database (see createEmptyTestDatabase). */
+export async function createTestDatabase(store: Store = testStore()): Promise<TestDatabase> {
+  const database = await createEmptyTestDatabase(store);
+  await migrateToLatest(database.db);
+  return database;
 }
