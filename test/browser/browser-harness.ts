@@ -212,6 +212,21 @@ export const answerField = (page: Page, prompt: string) =>
 export const feedbackOf = (page: Page, prompt: string) =>
   page.locator("li.question", { has: answerField(page, prompt) }).locator(".feedback");
 
+/** Types an answer into a question's field and sends it with Enter. */
+export async function answer(page: Page, prompt: string, text: string) {
+  await answerField(page, prompt).fill(text);
+  await answerField(page, prompt).press("Enter");
+}
+
+/** Whether the element is wholly inside the viewport as it is scrolled now. */
+export const inView = (target: Locator) =>
+  target.evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    const view = el.ownerDocument.defaultView;
+    // Layout is in fractions of a pixel: an element scrolled to the bottom edge may end 0.3 px past it.
+    return box.height > 0 && box.top >= -1 && box.bottom <= (view?.innerHeight ?? 0) + 1;
+  });
+
 /** A score as the history shows it: the percentage and its band in words. */
 export const scored = (percent: number) =>
   `${percent}% · ${percent < 50 ? "low" : percent < 80 ? "fair" : "good"}`;

@@ -4,6 +4,7 @@ import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { insertSessions } from "../support/fixtures.js";
 import {
+  answer,
   answerField,
   arithmetic,
   calls,
@@ -33,11 +34,6 @@ useBrowserHarness();
 
 /** `UPDATE_DOCS=1 npm run test:browser` writes the README's screenshots into docs/. */
 const SHOTS = process.env.UPDATE_DOCS ? resolve("docs") : OUTPUT;
-
-async function answer(page: Page, prompt: string, text: string) {
-  await answerField(page, prompt).fill(text);
-  await answerField(page, prompt).press("Enter");
-}
 
 /** The serious and critical axe-core violations on the page as it is now. */
 async function axeViolations(page: Page) {

@@ -1,13 +1,15 @@
 import { join } from "node:path";
-import type { Locator, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  answer,
   answerField,
   arithmetic,
   calls,
   capitals,
   eventCounts,
   feedbackOf,
+  inView,
   newPage,
   OUTPUT,
   openServed,
@@ -29,25 +31,12 @@ import {
 useBrowserHarness();
 
 /** Types an answer into the question's field and presses Enter. */
-async function answer(page: Page, prompt: string, text: string) {
-  await answerField(page, prompt).fill(text);
-  await answerField(page, prompt).press("Enter");
-}
 
 async function startPractice(page: Page) {
   await page.getByRole("button", { name: "Start practice" }).click();
   await expect.poll(() => progress(page).textContent()).toMatch(/^Started a new session\./);
   return (await page.locator("#session").getAttribute("data-session-id")) ?? "";
 }
-
-/** Whether the element is wholly inside the viewport as it is scrolled now. */
-const inView = (target: Locator) =>
-  target.evaluate((el) => {
-    const box = el.getBoundingClientRect();
-    const view = el.ownerDocument.defaultView;
-    // Layout is in fractions of a pixel: an element scrolled to the bottom edge may end 0.3 px past it.
-    return box.height > 0 && box.top >= -1 && box.bottom <= (view?.innerHeight ?? 0) + 1;
-  });
 
 /** The answers the service holds for the session, as [question prompt's answer] by question id. */
 async function storedAnswers(user: string, sessionId: string) {

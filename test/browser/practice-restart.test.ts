@@ -1,13 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { TEST_SECRET } from "../support/service.js";
 import {
-  answerField,
+  answer,
   newPage,
   OUTPUT,
   page1,
@@ -47,11 +46,6 @@ async function rest(user: string, path: string, init: RequestInit = {}) {
   const headers = new Headers(init.headers);
   headers.set("authorization", `Bearer ${await signToken(TEST_SECRET, user)}`);
   return fetch(`${service.baseUrl}${path}`, { ...init, headers });
-}
-
-async function answer(page: Page, prompt: string, text: string) {
-  await answerField(page, prompt).fill(text);
-  await answerField(page, prompt).press("Enter");
 }
 
 describe("a server killed and restarted in the middle of a quiz", () => {

@@ -1,12 +1,13 @@
 import { join } from "node:path";
-import type { Locator, Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { insertSessions } from "../support/fixtures.js";
 import {
+  answer,
   answerField,
   capitals,
   completedSessions,
   feedbackOf,
+  inView,
   isFocused,
   newPage,
   OUTPUT,
@@ -27,19 +28,6 @@ import {
 useBrowserHarness();
 
 const MINUTE = 60_000;
-
-async function answer(page: Page, prompt: string, text: string) {
-  await answerField(page, prompt).fill(text);
-  await answerField(page, prompt).press("Enter");
-}
-
-/** Whether the element is wholly inside the viewport as it is scrolled now. */
-const inView = (target: Locator) =>
-  target.evaluate((el) => {
-    const box = el.getBoundingClientRect();
-    const view = el.ownerDocument.defaultView;
-    return box.height > 0 && box.top >= -1 && box.bottom <= (view?.innerHeight ?? 0) + 1;
-  });
 
 /** As if the learner's answers had been given `ms` earlier: due_at and last_answered_at move back together. */
 async function travelBack(user: string, ms: number) {
