@@ -1,6 +1,6 @@
 import type { Transaction } from "kysely";
 import type { Database } from "../db/database.js";
-import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
+import { isDuplicateKey, isForeignKeyViolation, RowMoved } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   countAnswer,
@@ -14,7 +14,7 @@ import {
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import { MemoryMoved, QUESTION_MEMORY_KEY, saveMemory } from "../db/question-memory-repository.js";
+import { QUESTION_MEMORY_KEY, saveMemory } from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { type QuestionMemory, rememberAnswer } from "../domain/memory.js";
@@ -105,7 +105,7 @@ export async function submitAnswer(
       // anything else is written (an answer's row checks its session's key).
       const correct = answer.isCorrect === true;
       if (!optimistic) await countAnswer(trx, input.sessionId, correct);
-      else if (!(await countAnswerIfUnchanged(trx, session, correct))) throw new SessionMoved();
+      else await countAnswerIfUnchanged(trx, session, correct);
       await insertAnswer(trx, {
         session_id: input.sessionId,
         question_id: answer.questionId,
@@ -142,16 +142,8 @@ export async function submitAnswer(
     (err) =>
       isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) ||
       isDuplicateKey(err, QUESTION_MEMORY_KEY) ||
-      err instanceof MemoryMoved ||
-      err instanceof SessionMoved,
+      err instanceof RowMoved,
   );
-}
-
-/** The session read for an answer has moved (countAnswerIfUnchanged): the answer runs again. */
-class SessionMoved extends Error {
-  constructor() {
-    super("the session changed since it was read");
-  }
 }
 
 /** findSessionForAnswer's answer, read under the session's row lock. */

@@ -97,3 +97,10 @@ export function isForeignKeyViolation(err: unknown): boolean {
   const { errno, code } = asMysqlError(err);
   return errno === 1452 || code === "SQLITE_CONSTRAINT_FOREIGNKEY";
 }
+
+/**
+ * A conditional write found its row changed since the transaction read it
+ * (another answer committed meanwhile): nothing was written, and the caller
+ * runs its transaction again.
+ */
+export class RowMoved extends Error {}

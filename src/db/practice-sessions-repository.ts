@@ -3,6 +3,7 @@ import type { QuestionMemory } from "../domain/memory.js";
 import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
 import { toSession, toStoredAnswer, toSummary } from "./decode.js";
+import { RowMoved } from "./errors.js";
 import { joinedMemoryColumns, toMemory } from "./question-memory-repository.js";
 import { liveQuiz, summaryColumns } from "./session-columns.js";
 
@@ -249,14 +250,14 @@ export async function countAnswer(
 /**
  * countAnswer, only if the session is still in progress with the count it
  * was read with (findSessionForAnswer): the update takes the row's lock as
- * lockSession would. False when it moved meanwhile (another answer, or its
- * completion), and nothing was written.
+ * lockSession would. RowMoved when it moved meanwhile (another answer, or
+ * its completion), and nothing was written.
  */
 export async function countAnswerIfUnchanged(
   trx: Transaction<Database>,
   session: SessionSummary,
   correct: boolean,
-): Promise<boolean> {
+): Promise<void> {
   const result = await trx
     .updateTable("practice_sessions")
     .set((eb) => ({
@@ -267,7 +268,9 @@ export async function countAnswerIfUnchanged(
     .where("answered_questions", "=", session.answeredQuestions)
     .where("completed_at", "is", null)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  if (Number(result.numUpdatedRows) === 0) {
+    throw new RowMoved("the session changed since it was read");
+  }
 }
 
 /** When the session's latest answer was recorded, or undefined without answers. */

@@ -1,6 +1,7 @@
 import type { Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Database, Db } from "./database.js";
+import { RowMoved } from "./errors.js";
 import { liveQuiz } from "./session-columns.js";
 
 /**
@@ -60,7 +61,7 @@ export function toMemory(row: JoinedMemoryColumns): QuestionMemory | undefined {
  * Thrown by saveMemory when the row changed since it was read (another
  * answer to the question committed meanwhile): the answer runs again.
  */
-export class MemoryMoved extends Error {
+export class MemoryMoved extends RowMoved {
   constructor() {
     super("the question's memory changed since it was read");
   }
