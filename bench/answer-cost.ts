@@ -7,6 +7,10 @@
  * (the answer as it was before review), the two interleaved and their order
  * alternated, so that both see the same machine. It reports time per answer.
  *
+ * BENCH_BEFORE=/path/to/checkout adds a third, that checkout's SubmitAnswer
+ * (its build's use case, on the same database): the answer as it was in
+ * that release, use case and all.
+ *
  * BENCH_QUICK=1: two short rounds. BENCH_DATABASE_URL names the MySQL server.
  */
 import { randomBytes } from "node:crypto";
@@ -35,8 +39,12 @@ const ROUNDS = QUICK ? 2 : 12;
 const SESSIONS = QUICK ? 10 : 100;
 const QUESTIONS = 10;
 const PARALLEL = 8;
+const BEFORE = process.env.BENCH_BEFORE;
 
-type Variant = "with memory" | "without memory";
+type Variant = "with memory" | "without memory" | "before";
+
+/** What answers one question of a session: a variant. */
+type AnswerFn = (userId: string, sessionId: string, questionId: string) => Promise<unknown>;
 
 /** The answer's transaction without the memory: what SubmitAnswer wrote before review. */
 async function answerWithoutMemory(db: Db, userId: string, sessionId: string, questionId: string) {
@@ -74,10 +82,34 @@ async function main() {
     poolSize: PARALLEL,
     connectTimeoutMs: 5000,
   });
-  const perAnswer: Record<Variant, number[]> = { "with memory": [], "without memory": [] };
+  const perAnswer: Partial<Record<Variant, number[]>> = {};
+  let closeBefore = async () => {};
   try {
     await migrateToLatest(db);
     const sessions = new PracticeSessions(db, systemClock);
+    const answer: Partial<Record<Variant, AnswerFn>> = {
+      "with memory": (userId, sessionId, questionId) =>
+        sessions.submitAnswer(userId, { sessionId, questionId, userAnswer: "A1" }),
+      "without memory": (userId, sessionId, questionId) =>
+        answerWithoutMemory(db, userId, sessionId, questionId),
+    };
+    if (BEFORE) {
+      // That build's own use case and pool, on this (migrated) database.
+      const dist = `${BEFORE.replace(/\/$/, "")}/dist/src`;
+      const app = await import(`${dist}/app/practice-sessions.js`);
+      const conn = await import(`${dist}/db/connect.js`);
+      const clock = await import(`${dist}/domain/clock.js`);
+      const handle = conn.openDatabase({
+        url: url.toString(),
+        poolSize: PARALLEL,
+        connectTimeoutMs: 5000,
+      });
+      closeBefore = () => handle.close();
+      const before = new app.PracticeSessions(handle.db, clock.systemClock);
+      answer.before = (userId, sessionId, questionId) =>
+        before.submitAnswer(userId, { sessionId, questionId, userAnswer: "A1" });
+    }
+    const variants = Object.keys(answer) as Variant[];
     const guide = await db.insertInto("study_guides").values({ title: "bench" }).executeTakeFirst();
     const quiz = await db
       .insertInto("quizzes")
@@ -94,9 +126,10 @@ async function main() {
     }
 
     const round = async (r: number, variant: Variant) => {
+      const answerOne = answer[variant] as AnswerFn;
       const started = await Promise.all(
         Array.from({ length: SESSIONS }, async (_, i) => {
-          const user = `answer-${variant === "with memory" ? "m" : "b"}-${r}-${i}`;
+          const user = `answer-${variants.indexOf(variant)}-${r}-${i}`;
           const { session } = await sessions.startSession(user, quizId);
           return { user, id: session.id };
         }),
@@ -108,43 +141,34 @@ async function main() {
           while (next < started.length) {
             const s = started[next++];
             if (!s) break;
-            for (const questionId of questionIds) {
-              if (variant === "with memory") {
-                await sessions.submitAnswer(s.user, {
-                  sessionId: s.id,
-                  questionId,
-                  userAnswer: "A1",
-                });
-              } else {
-                await answerWithoutMemory(db, s.user, s.id, questionId);
-              }
-            }
+            for (const questionId of questionIds) await answerOne(s.user, s.id, questionId);
           }
         }),
       );
       const us = ((performance.now() - t0) * 1000) / (SESSIONS * QUESTIONS);
-      perAnswer[variant].push(us);
+      perAnswer[variant] = [...(perAnswer[variant] ?? []), us];
       log(`round ${r} ${variant}: ${us.toFixed(0)} µs per answer`);
     };
     // Warm-up rounds of each, not counted.
-    for (const r of [-2, -1]) {
-      await round(r, "with memory");
-      await round(r, "without memory");
-    }
-    perAnswer["with memory"].length = 0;
-    perAnswer["without memory"].length = 0;
+    for (const r of [-2, -1]) for (const variant of variants) await round(r, variant);
+    for (const variant of variants) perAnswer[variant] = [];
+    // Each round in another order, so that no variant always follows the same one.
     for (let r = 0; r < ROUNDS; r++) {
-      const order: Variant[] =
-        r % 2 === 0 ? ["with memory", "without memory"] : ["without memory", "with memory"];
-      for (const variant of order) await round(r, variant);
+      const shift = r % variants.length;
+      const order = [...variants.slice(shift), ...variants.slice(0, shift)];
+      for (const variant of r % 2 === 0 ? order : order.reverse()) await round(r, variant);
     }
   } finally {
+    await closeBefore();
     await close();
     await dropDatabase(url.toString());
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-  const withMemory = median(perAnswer["with memory"]);
-  const without = median(perAnswer["without memory"]);
+  const withMemory = median(perAnswer["with memory"] ?? []);
+  const more = (than: Variant) => {
+    const base = median(perAnswer[than] ?? []);
+    return (((withMemory - base) / base) * 100).toFixed(1);
+  };
   const lines = [
     `# SubmitAnswer with and without the review memory (${ROUNDS} rounds of ${SESSIONS * QUESTIONS} answers, ${PARALLEL} at a time, MariaDB)`,
     "",
@@ -152,10 +176,11 @@ async function main() {
     "|---|---:|---|",
     ...(Object.entries(perAnswer) as [Variant, number[]][]).map(
       ([v, xs]) =>
-        `| ${v} | ${median(xs).toFixed(0)} | ${xs.map((x) => x.toFixed(0)).join(", ")} |`,
+        `| ${v === "before" ? `SubmitAnswer of ${BEFORE}` : v} | ${median(xs).toFixed(0)} | ${xs.map((x) => x.toFixed(0)).join(", ")} |`,
     ),
     "",
-    `The memory adds ${(((withMemory - without) / without) * 100).toFixed(1)}% per answer.`,
+    `The memory adds ${more("without memory")}% per answer to the transaction without it.`,
+    BEFORE ? `SubmitAnswer now takes ${more("before")}% more per answer than ${BEFORE}'s.` : "",
   ];
   writeReport("answer-cost", lines.join("\n"), perAnswer);
 }
