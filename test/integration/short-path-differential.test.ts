@@ -327,6 +327,35 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
     return b;
   }
 
+  it("the handler's signal aborts once the call has been answered, as Connect's does", async () => {
+    /** The signal each side's handler ran with: admission runs the handler's work under it. */
+    const signals = new Map<Side, AbortSignal>();
+    const restore = [short, plain].map((s) => {
+      const run = s.admission.run.bind(s.admission);
+      s.admission.run = (slot, work) => {
+        if (slot.signal) signals.set(s, slot.signal);
+        return run(slot, work);
+      };
+      return () => {
+        s.admission.run = run;
+      };
+    });
+    try {
+      await same(
+        `${SESSIONS}/ListSessions`,
+        msg(ListSessionsRequestSchema, { quizId: quiz.quizId }),
+        as,
+      );
+    } finally {
+      for (const r of restore) r();
+    }
+    for (const s of [short, plain]) {
+      const signal = signals.get(s);
+      expect(signal, s === short ? "short path" : "connect").toBeInstanceOf(AbortSignal);
+      await expect.poll(() => signal?.aborted).toBe(true);
+    }
+  });
+
   it("every unary method succeeds with the same bytes", async () => {
     const list = await same(
       `${SESSIONS}/ListSessions`,
