@@ -1,4 +1,5 @@
 import type { Transaction } from "kysely";
+import { writeAnswer } from "../db/answer-writes.js";
 import type { Database } from "../db/database.js";
 import { isDuplicateKey, isForeignKeyViolation, RowMoved } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
@@ -9,15 +10,14 @@ import {
   findLatestAnswerAt,
   findSessionForAnswer,
   findSessionWithAnswers,
-  insertAnswer,
   lockSession,
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import { QUESTION_MEMORY_KEY, saveMemory } from "../db/question-memory-repository.js";
+import { QUESTION_MEMORY_KEY } from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
-import { type QuestionMemory, rememberAnswer } from "../domain/memory.js";
+import { rememberAnswer } from "../domain/memory.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
@@ -106,19 +106,6 @@ export async function submitAnswer(
       const correct = answer.isCorrect === true;
       if (!optimistic) await countAnswer(trx, input.sessionId, correct);
       else await countAnswerIfUnchanged(trx, session, correct);
-      await insertAnswer(trx, {
-        session_id: input.sessionId,
-        question_id: answer.questionId,
-        user_answer: answer.userAnswer,
-        is_correct: answer.isCorrect,
-        answered_at: answer.answeredAt,
-      }).catch((err: unknown) => {
-        // The question was deleted between the snapshot check and the insert.
-        if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
-        throw err;
-      });
-      const key = { userId, quizId: session.quizId, questionId: input.questionId };
-      await rememberInTransaction(trx, key, question.memory, answer);
       const after = withProgress({
         ...session,
         correctAnswers: session.correctAnswers + (correct ? 1 : 0),
@@ -129,7 +116,26 @@ export async function submitAnswer(
         isCorrect: correct,
         answeredAt: answer.answeredAt,
       };
-      await insertEvents(trx, [outboxEvent(answerSubmitted(userId, after, submitted))]);
+      await writeAnswer(trx, {
+        answer: {
+          session_id: input.sessionId,
+          question_id: answer.questionId,
+          user_answer: answer.userAnswer,
+          is_correct: answer.isCorrect,
+          answered_at: answer.answeredAt,
+        },
+        // The learner's memory of the question moves with every stored answer (domain/memory.ts).
+        memory: {
+          key: { userId, quizId: session.quizId, questionId: input.questionId },
+          previous: question.memory,
+          next: rememberAnswer(question.memory, correct, answer.answeredAt),
+        },
+        events: [outboxEvent(answerSubmitted(userId, after, submitted))],
+      }).catch((err: unknown) => {
+        // The question was deleted between the snapshot check and the insert.
+        if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
+        throw err;
+      });
       return { answer, session: after, created: true };
     });
   // A duplicate key means another cluster node stored an answer (or a first
@@ -156,20 +162,6 @@ async function lockedForAnswer(
   const session = await lockSession(trx, userId, sessionId);
   if (session === undefined) return undefined;
   return { session, question: await findAnswerContext(trx, userId, sessionId, questionId) };
-}
-
-/**
- * The learner's memory of the question moves with every stored answer
- * (domain/memory.ts), from the memory read with the question.
- */
-async function rememberInTransaction(
-  trx: Transaction<Database>,
-  key: { userId: string; quizId: string; questionId: string },
-  previous: QuestionMemory | undefined,
-  answer: Answer,
-): Promise<void> {
-  const next = rememberAnswer(previous, answer.isCorrect === true, answer.answeredAt);
-  await saveMemory(trx, key, previous, next);
 }
 
 /**

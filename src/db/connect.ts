@@ -79,7 +79,8 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
 
 /** A MySQL pool; times in UTC and BIGINTs as strings, so no time zone or precision leaks in. */
 function openMysql(options: DatabaseOptions): DatabaseHandle {
-  const pool = mysqlPool(options, options.poolSize);
+  // Multiple statements: an answer's writes go in one request (answer-writes.ts).
+  const pool = mysqlPool(options, options.poolSize, true);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const kill = killer(options.url, options.connectTimeoutMs);
   pool.on("connection", (connection) => {
@@ -117,9 +118,14 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
  */
 const NO_STATEMENT_CACHE = { maxPreparedStatements: 1 };
 
-function mysqlPool(options: DatabaseOptions, connectionLimit: number): Pool {
+function mysqlPool(
+  options: DatabaseOptions,
+  connectionLimit: number,
+  multipleStatements = false,
+): Pool {
   return createPool({
     ...NO_STATEMENT_CACHE,
+    multipleStatements,
     uri: options.url,
     connectionLimit,
     connectTimeout: options.connectTimeoutMs,

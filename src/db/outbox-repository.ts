@@ -1,4 +1,4 @@
-import { sql, type Transaction } from "kysely";
+import { type CompiledQuery, sql, type Transaction } from "kysely";
 import type { EventType } from "../domain/events.js";
 import type { Database, Db } from "./database.js";
 
@@ -32,7 +32,15 @@ export async function insertEvents(
   events: readonly OutboxEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
-  await trx
+  await trx.executeQuery(insertEventsStatement(trx, events));
+}
+
+/** insertEvents' statement (one event at least), to run with others (answer-writes.ts). */
+export function insertEventsStatement(
+  trx: Transaction<Database>,
+  events: readonly OutboxEvent[],
+): CompiledQuery {
+  return trx
     .insertInto("practice_outbox")
     .values(
       events.map((e) => ({
@@ -44,7 +52,7 @@ export async function insertEvents(
         trace_context: e.traceContext ?? null,
       })),
     )
-    .execute();
+    .compile();
 }
 
 /** An outbox row as the relay reads it. */

@@ -1,4 +1,4 @@
-import { sql, type Transaction } from "kysely";
+import { type CompiledQuery, sql, type Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
 import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
@@ -225,7 +225,15 @@ export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
  * ONE_ANSWER_PER_QUESTION_KEY when the question is answered already.
  */
 export async function insertAnswer(trx: Transaction<Database>, answer: NewAnswer): Promise<void> {
-  await trx.insertInto("practice_session_answers").values(answer).execute();
+  await trx.executeQuery(insertAnswerStatement(trx, answer));
+}
+
+/** insertAnswer's statement, to run with others (answer-writes.ts). */
+export function insertAnswerStatement(
+  trx: Transaction<Database>,
+  answer: NewAnswer,
+): CompiledQuery {
+  return trx.insertInto("practice_session_answers").values(answer).compile();
 }
 
 /**

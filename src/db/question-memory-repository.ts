@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import type { CompiledQuery, Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Database, Db } from "./database.js";
 import { RowMoved } from "./errors.js";
@@ -77,10 +77,28 @@ export class MemoryMoved extends RowMoved {
  */
 export async function saveMemory(
   trx: Transaction<Database>,
-  key: { userId: string; quizId: string; questionId: string },
+  key: MemoryKey,
+  previous: QuestionMemory | undefined,
+  next: QuestionMemory,
+): Promise<void> {
+  const result = await trx.executeQuery(saveMemoryStatement(trx, key, previous, next));
+  requireSaved(previous, Number(result.numAffectedRows ?? 0));
+}
+
+/** Whose memory of which question. */
+export interface MemoryKey {
+  userId: string;
+  quizId: string;
+  questionId: string;
+}
+
+/** saveMemory's statement, to run with others (answer-writes.ts): then `requireSaved`. */
+export function saveMemoryStatement(
+  trx: Transaction<Database>,
+  key: MemoryKey,
   previous: QuestionMemory | undefined,
   m: QuestionMemory,
-): Promise<void> {
+): CompiledQuery {
   const values = {
     due_at: m.dueAt,
     last_answered_at: m.lastAnsweredAt,
@@ -95,20 +113,23 @@ export async function saveMemory(
     learning_steps: m.learningSteps,
   };
   if (previous !== undefined) {
-    const result = await trx
+    return trx
       .updateTable("practice_question_memory")
       .set(values)
       .where("user_id", "=", key.userId)
       .where("question_id", "=", key.questionId)
       .where("reps", "=", previous.reps)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new MemoryMoved();
-    return;
+      .compile();
   }
-  await trx
+  return trx
     .insertInto("practice_question_memory")
     .values({ user_id: key.userId, question_id: key.questionId, quiz_id: key.quizId, ...values })
-    .execute();
+    .compile();
+}
+
+/** MemoryMoved if an update after `previous` found its row changed (no row affected). */
+export function requireSaved(previous: QuestionMemory | undefined, affectedRows: number): void {
+  if (previous !== undefined && affectedRows === 0) throw new MemoryMoved();
 }
 
 /** The memory table's primary key (user_id, question_id), as duplicate-key errors name it. */

@@ -7,6 +7,7 @@ import {
   insertAnswer,
   lockSession,
 } from "../../src/db/practice-sessions-repository.js";
+import { testStore } from "../support/database.js";
 import { countRows, insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { newUser, rejection, useCaseWorld } from "../support/use-cases.js";
 
@@ -68,7 +69,7 @@ describe("submitAnswer", () => {
     expect(await writes()).toEqual(before);
   });
 
-  it("stores an answer in five statements when its session does not move meanwhile", async () => {
+  it("stores an answer in three requests to MySQL (five statements on SQLite) when its session does not move meanwhile", async () => {
     // Kysely also shows a plugin each sub-query: count what ran, by its result.
     const kindOf = new Map<unknown, string>();
     const kinds: string[] = [];
@@ -78,7 +79,7 @@ describe("submitAnswer", () => {
         return node;
       },
       transformResult: async ({ result, queryId }) => {
-        kinds.push(kindOf.get(queryId) ?? "?");
+        kinds.push(kindOf.get(queryId) ?? "raw");
         return result;
       },
     });
@@ -90,15 +91,116 @@ describe("submitAnswer", () => {
       questionId: q[0] ?? "",
       userAnswer: "A1",
     });
-    // The session with the question's context, its count, the answer, the memory, the event.
-    expect(kinds).toEqual([
-      "SelectQueryNode",
-      "UpdateQueryNode",
-      "InsertQueryNode",
-      "InsertQueryNode",
-      "InsertQueryNode",
-    ]);
+    // The session with the question's context, its count, then the answer,
+    // the memory and the event: on MySQL the three writes in one request.
+    const writes =
+      testStore() === "mysql" ? ["raw"] : ["InsertQueryNode", "InsertQueryNode", "InsertQueryNode"];
+    expect(kinds).toEqual(["SelectQueryNode", "UpdateQueryNode", ...writes]);
+    const stored = await w.db
+      .selectFrom("practice_session_answers")
+      .select(["user_answer", "is_correct"])
+      .where("session_id", "=", session.id)
+      .execute();
+    expect(stored).toEqual([{ user_answer: "A1", is_correct: 1 }]);
+    expect(await countRows(w.db, "practice_question_memory")).toBeGreaterThan(0);
   });
+
+  /**
+   * The use case on `w.db`, with `meanwhile` run once on another connection
+   * right after its first read (MySQL: a real second connection).
+   */
+  function afterFirstRead(meanwhile: () => Promise<unknown>) {
+    let done = false;
+    const kindOf = new Map<unknown, string>();
+    const db = w.db.withPlugin({
+      transformQuery: ({ node, queryId }) => {
+        kindOf.set(queryId, node.kind);
+        return node;
+      },
+      transformResult: async ({ result, queryId }) => {
+        if (!done && kindOf.get(queryId) === "SelectQueryNode") {
+          done = true;
+          await meanwhile();
+        }
+        return result;
+      },
+    });
+    return new PracticeSessions(db, w.clock);
+  }
+
+  it.runIf(testStore() === "mysql")(
+    "writes nothing when the question is deleted between its read and the answer's writes",
+    async () => {
+      const { user, session, q } = await started();
+      const questionId = q[0] ?? "";
+      const before = await writes();
+      const sessions = afterFirstRead(() =>
+        w.db.deleteFrom("questions").where("id", "=", questionId).execute(),
+      );
+      await rejection(
+        sessions.submitAnswer(user, { sessionId: session.id, questionId, userAnswer: "A1" }),
+        Code.InvalidArgument,
+      );
+      expect(await writes()).toEqual(before);
+      const counted = await w.db
+        .selectFrom("practice_sessions")
+        .select(["answered_questions", "correct_answers"])
+        .where("id", "=", session.id)
+        .executeTakeFirstOrThrow();
+      expect(counted).toEqual({ answered_questions: 0, correct_answers: 0 });
+      const memory = await w.db
+        .selectFrom("practice_question_memory")
+        .select("reps")
+        .where("user_id", "=", user)
+        .execute();
+      expect(memory).toEqual([]);
+    },
+  );
+
+  it.runIf(testStore() === "mysql")(
+    "answers again when the learner's memory moves between its read and the answer's writes",
+    async () => {
+      const user = newUser();
+      const quiz = await insertQuiz(w.db, { questions: 2 });
+      const questionId = quiz.questionIds[0] ?? "";
+      const first = await w.sessions.startSession(user, quiz.quizId);
+      await w.sessions.submitAnswer(user, {
+        sessionId: first.session.id,
+        questionId,
+        userAnswer: "A1",
+      });
+      await w.sessions.completeSession(user, first.session.id);
+      const { session } = await w.sessions.startSession(user, quiz.quizId);
+      const before = await writes();
+      const moved = () =>
+        w.db
+          .updateTable("practice_question_memory")
+          .set((eb) => ({ reps: eb("reps", "+", 10) }))
+          .where("user_id", "=", user)
+          .where("question_id", "=", questionId)
+          .execute();
+      const sessions = afterFirstRead(moved);
+      const res = await sessions.submitAnswer(user, {
+        sessionId: session.id,
+        questionId,
+        userAnswer: "wrong",
+      });
+      expect(res.created).toBe(true);
+      // One answer and one event more, the memory moved on from what the other write left.
+      expect(await writes()).toEqual({
+        ...before,
+        answers: before.answers + 1,
+        events: before.events + 1,
+      });
+      const memory = await w.db
+        .selectFrom("practice_question_memory")
+        .select(["reps", "last_correct"])
+        .where("user_id", "=", user)
+        .where("question_id", "=", questionId)
+        .executeTakeFirstOrThrow();
+      expect(memory).toEqual({ reps: 12, last_correct: 0 });
+    },
+  );
 
   it("replays an answer another call stored while it waited for the session's lock", async () => {
     const { user, session, q } = await started();

@@ -1,0 +1,55 @@
+import { CompiledQuery, SqliteAdapter, type Transaction } from "kysely";
+import type { QuestionMemory } from "../domain/memory.js";
+import type { Database, NewAnswer } from "./database.js";
+import { insertEventsStatement, type OutboxEvent } from "./outbox-repository.js";
+import { insertAnswerStatement } from "./practice-sessions-repository.js";
+import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
+
+/** What an answer writes once it is counted. */
+export interface AnswerWrites {
+  answer: NewAnswer;
+  memory: { key: MemoryKey; previous: QuestionMemory | undefined; next: QuestionMemory };
+  events: readonly [OutboxEvent, ...OutboxEvent[]];
+}
+
+/**
+ * An answer's writes after its count, in its transaction: the answer
+ * (insertAnswer), the learner's memory of the question (saveMemory) and the
+ * event (insertEvents). On MySQL the three statements go to the server in
+ * one request, a round trip instead of three (the pool allows multiple
+ * statements: connect.ts); on SQLite, in-process, one after another. Fails
+ * as the three would one by one: a duplicate key (the answer's or the
+ * memory's), a foreign key (the question is gone), MemoryMoved; the server
+ * runs none after the one that fails, and the transaction rolls back.
+ */
+export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): Promise<void> {
+  const { key, previous, next } = w.memory;
+  const affected = await executeInTurn(trx, [
+    insertAnswerStatement(trx, w.answer),
+    saveMemoryStatement(trx, key, previous, next),
+    insertEventsStatement(trx, w.events),
+  ]);
+  requireSaved(previous, affected[1] ?? 0);
+}
+
+/** Runs statements in order, as one request where the driver can; the rows each affected. */
+async function executeInTurn(
+  trx: Transaction<Database>,
+  statements: CompiledQuery[],
+): Promise<number[]> {
+  if (trx.getExecutor().adapter instanceof SqliteAdapter) {
+    const affected: number[] = [];
+    for (const s of statements) {
+      affected.push(Number((await trx.executeQuery(s)).numAffectedRows ?? 0));
+    }
+    return affected;
+  }
+  // Each statement is Kysely's with `?` placeholders: joined, their values in the same order.
+  const joined = CompiledQuery.raw(
+    statements.map((s) => s.sql).join(";\n"),
+    statements.flatMap((s) => [...s.parameters]),
+  );
+  // mysql2 answers a multi-statement query with one result header per statement.
+  const { rows } = await trx.executeQuery<{ affectedRows?: number }>(joined);
+  return rows.map((r) => Number(r.affectedRows ?? 0));
+}
