@@ -1,11 +1,12 @@
 /**
  * `npm run bench:answer`: what the review memory adds to SubmitAnswer, in one
  * run on MariaDB. Each round answers every question of a batch of fresh
- * sessions twice over, once through the use case as it is (the answer, the
- * session's counts, the learner's memory and the event in one transaction)
- * and once through the same transaction without the memory's two statements
- * (the answer as it was before review), the two interleaved and their order
- * alternated, so that both see the same machine. It reports time per answer.
+ * sessions through each variant, interleaved, their order turned each round,
+ * so that all see the same machine: the use case as it is (the answer, the
+ * session's count, the learner's memory and the event in one transaction),
+ * and the transaction without the memory as it was before review (the
+ * session locked, the question read, the answer, the count, the event, one
+ * statement each). It reports time per answer.
  *
  * BENCH_BEFORE=/path/to/checkout adds a third, that checkout's SubmitAnswer
  * (its build's use case, on the same database): the answer as it was in
