@@ -102,7 +102,12 @@ describe("submitAnswer", () => {
       .where("session_id", "=", session.id)
       .execute();
     expect(stored).toEqual([{ user_answer: "A1", is_correct: 1 }]);
-    expect(await countRows(w.db, "practice_question_memory")).toBeGreaterThan(0);
+    const memory = await w.db
+      .selectFrom("practice_question_memory")
+      .select("reps")
+      .where("user_id", "=", user)
+      .execute();
+    expect(memory).toEqual([{ reps: 1 }]);
   });
 
   /**
