@@ -75,7 +75,7 @@ export function startCall(
   res.once("close", () => {
     clearTimeout(timer);
     if (controller.signal.aborted) return;
-    controller.abort(res.writableFinished ? ANSWERED : clientLeft(res));
+    controller.abort(res.writableEnded ? ANSWERED : clientLeft(res));
   });
   return {
     signal: controller.signal,
