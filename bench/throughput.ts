@@ -393,15 +393,20 @@ function ratios(
     if (of === "median") return median(values);
     return k === "rps" ? Math.max(...values) : Math.min(...values);
   };
-  // Paired: the median of each round's ratio, the two measured minutes apart at most.
+  // Paired: each round's ratio, the two measured minutes apart at most.
   const paired = (a: string, b: string, c: number, k: keyof Row) => {
     const bs = results.get(`${b}|${c}`) ?? [];
-    return median(
-      (results.get(`${a}|${c}`) ?? []).map((r, i) => r[k] / (bs[i]?.[k] ?? Number.NaN)),
-    );
+    return (results.get(`${a}|${c}`) ?? []).map((r, i) => r[k] / (bs[i]?.[k] ?? Number.NaN));
   };
-  const ratio = (a: string, b: string, c: number, k: keyof Row) =>
-    (of === "paired" ? paired(a, b, c, k) : med(a, c, k) / med(b, c, k)).toFixed(2);
+  // Round by round: the median ratio, and the middle half of the rounds' ratios (the noise).
+  const ratio = (a: string, b: string, c: number, k: keyof Row) => {
+    if (of !== "paired") return (med(a, c, k) / med(b, c, k)).toFixed(2);
+    const rs = paired(a, b, c, k).sort((x, y) => x - y);
+    const at = (q: number) => (rs[Math.round(q * (rs.length - 1))] ?? Number.NaN).toFixed(2);
+    return rs.length < 4
+      ? median(rs).toFixed(2)
+      : `${median(rs).toFixed(2)} (${at(0.25)}–${at(0.75)})`;
+  };
   return pairs
     .map(
       ([a, b]) =>
