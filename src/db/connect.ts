@@ -82,13 +82,13 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // Multiple statements: an answer's writes go in one request (answer-writes.ts).
   const pool = mysqlPool(options, options.poolSize, true);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
-  const kill = killer(options.url, options.connectTimeoutMs);
+  const kills = killer(options.url, options.connectTimeoutMs);
   pool.on("connection", (connection) => {
     // Set-up statements first, on the raw connection: the pool may open it in
     // the async context of a call that has already ended, and they must run whatever.
     limitSession(connection, timeoutMs);
     readCommittedWritesOnGalera(connection);
-    limitQueryTime(connection, timeoutMs, kill);
+    limitQueryTime(connection, timeoutMs, kills.kill);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
   // Opened on first use; its statements are bounded by the server-side limits.
@@ -104,6 +104,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     probe: probe.run,
     close: async () => {
       probe.close();
+      kills.close();
       await opsDb.destroy();
       await db.destroy();
     },
@@ -193,20 +194,41 @@ function limitSession(connection: PoolConnection, timeoutMs: number): void {
 }
 
 /**
- * Kills session `threadId` from a connection of its own, so its locks go at
- * once. Best effort: an unreachable server is left to `idle_transaction_timeout`.
+ * Sends `KILL` statements (`KILL QUERY <id>`, `KILL <id>`) on one connection
+ * of its own, opened on first use and again after it fails: a stopped
+ * statement costs no new connection. Resolves once the server has done it.
  */
-function killer(url: string, connectTimeoutMs: number): (threadId: number) => void {
-  return (threadId) => {
-    const connection = createConnection({
-      ...NO_STATEMENT_CACHE,
-      uri: url,
-      connectTimeout: connectTimeoutMs,
-    });
-    connection.on("error", () => {});
-    connection.query(`KILL ${Number(threadId)}`, () => connection.destroy());
+function killer(url: string, connectTimeoutMs: number) {
+  let connection: Connection | undefined;
+  const drop = () => {
+    connection?.destroy();
+    connection = undefined;
+  };
+  return {
+    kill(statement: string): Promise<void> {
+      if (connection === undefined) {
+        connection = createConnection({
+          ...NO_STATEMENT_CACHE,
+          uri: url,
+          connectTimeout: connectTimeoutMs,
+        });
+        connection.on("error", drop);
+      }
+      const on = connection;
+      return new Promise((resolve, reject) => {
+        on.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (err) => {
+          if (err === null) return resolve();
+          if (on === connection) drop();
+          reject(err);
+        });
+      });
+    },
+    close: drop,
   };
 }
+
+/** Longest a KILL may take before the statement it stops is cut off with its connection. */
+const KILL_TIMEOUT_MS = 1000;
 
 /**
  * On Galera, reads wait until the node has applied every write committed
@@ -218,17 +240,21 @@ function readCommittedWritesOnGalera(connection: PoolConnection): void {
 }
 
 /**
- * Ends a callback-style `query` (Kysely's form) early, destroying the
- * connection and killing its server session (so its statement stops, its
- * transaction rolls back and its locks go at once): after `timeoutMs`, with
- * a fatal error answered as `unavailable` (mysql2's own `timeout` cannot be
- * passed through Kysely); or when the call it runs for is stopped (its
- * signal aborts: cancel.ts), with the signal's reason.
+ * Ends a callback-style `query` (Kysely's form) early. When the call it runs
+ * for is stopped (its signal aborts: cancel.ts), with the signal's reason:
+ * the statement is stopped with `KILL QUERY` and answered once it has
+ * returned and the KILL is done, so the connection goes back to its
+ * transaction's rollback and then to the pool, and no KILL can reach a later
+ * statement; a statement not yet sent is not sent. After `timeoutMs`, or if
+ * the KILL QUERY fails, with a fatal error answered as `unavailable`: the
+ * connection is destroyed and its server session killed, so its
+ * transaction rolls back and its locks go at once (mysql2's own `timeout`
+ * cannot be passed through Kysely).
  */
 function limitQueryTime(
   connection: PoolConnection,
   timeoutMs: number,
-  kill: (threadId: number) => void,
+  kill: (statement: string) => Promise<void>,
 ): void {
   const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
   // Once destroyed here, mysql2 never answers the commands queued on the
@@ -244,29 +270,50 @@ function limitQueryTime(
     const signal = statementSignal();
     const sql = typeof args[0] === "string" ? args[0] : String((args[0] as { sql?: string })?.sql);
     const stoppable = signal !== undefined && !endsTransaction(sql);
+    if (stoppable && signal.aborted) {
+      process.nextTick(callback, signal.reason);
+      return undefined;
+    }
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
-    const stop = (err: unknown) => {
-      if (settled) return;
+    const settle = () => {
+      if (settled) return false;
       settled = true;
       clearTimeout(timer);
       if (stoppable) signal.removeEventListener("abort", onAbort);
+      return true;
+    };
+    const cutOff = (err: unknown) => {
+      if (!settle()) return;
       const threadId = connection.threadId;
       destroyed = Object.assign(new Error("the connection was closed: its statement was stopped"), {
         code: "PROTOCOL_CONNECTION_LOST",
         fatal: true,
       });
       connection.destroy();
-      if (threadId !== null && threadId !== undefined) kill(threadId);
+      if (threadId !== null && threadId !== undefined)
+        kill(`KILL ${Number(threadId)}`).catch(() => {});
       callback(err);
     };
-    const onAbort = () => stop(signal?.reason);
-    if (stoppable && signal.aborted) {
-      onAbort();
-      return undefined;
-    }
-    timer = setTimeout(() => {
-      stop(
+    // Stopped: answered with the signal's reason once the statement has
+    // returned (`returned`) and the KILL QUERY is done (`killed`).
+    let returned = false;
+    let killed = false;
+    const stopped = () => {
+      if (returned && killed && settle()) callback(signal?.reason);
+    };
+    const onAbort = () => {
+      const threadId = connection.threadId;
+      if (threadId === null || threadId === undefined) return cutOff(signal?.reason);
+      kill(`KILL QUERY ${Number(threadId)}`).then(
+        () => {
+          killed = true;
+          stopped();
+        },
+        () => cutOff(signal?.reason),
+      );
+    };
+    const timer = setTimeout(() => {
+      cutOff(
         Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
           code: "PROTOCOL_SEQUENCE_TIMEOUT",
           fatal: true,
@@ -275,11 +322,11 @@ function limitQueryTime(
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
     return query(...args.slice(0, -1), (...result: unknown[]) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (stoppable) signal.removeEventListener("abort", onAbort);
-      callback(...result);
+      if (stoppable && signal.aborted) {
+        returned = true;
+        return stopped();
+      }
+      if (settle()) callback(...result);
     });
   }) as typeof connection.query;
 }

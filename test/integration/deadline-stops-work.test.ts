@@ -108,4 +108,35 @@ mysqlOnly("a call past its deadline", () => {
       expect(await serviceStatements(locker)).toEqual([]);
     });
   });
+
+  it("a stopped statement keeps its connection: its session stays connected, and the next answer on the row is stored", async () => {
+    const auth = await svc.auth(USER);
+    const started = await svc.rest(USER, "POST", `/quizzes/${quiz.quizId}/sessions`);
+    const session = (await started.json()) as { id: string };
+    const request = { sessionId: session.id, questionId: quiz.questionIds[1], userAnswer: "A2" };
+    await withSessionLocked(session.id, async (locker) => {
+      const call = svc.connect.submitAnswer(request, { headers: auth }).catch((e) => e);
+      // The service's statement waiting for the row's lock, and the session running it.
+      let waiting: number | undefined;
+      while (waiting === undefined) {
+        const [rows] = await locker.query(
+          "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE 'update%'",
+        );
+        waiting = (rows as { ID: number }[])[0]?.ID;
+        if (waiting === undefined) await sleep(20);
+      }
+      expect(ConnectError.from(await call).code).toBe(Code.DeadlineExceeded);
+      await sleep(100);
+      expect(await serviceStatements(locker)).toEqual([]);
+      const [alive] = await locker.query(
+        "SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = ?",
+        [waiting],
+      );
+      expect(alive).toEqual([{ COMMAND: "Sleep" }]);
+    });
+    // Nothing of the stopped answer was written, and the same answer now stores.
+    const res = await svc.connect.submitAnswer(request, { headers: auth });
+    expect(res.answer?.userAnswer).toBe("A2");
+    expect(res.session?.answeredQuestions).toBe(1);
+  });
 });
