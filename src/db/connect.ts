@@ -142,23 +142,40 @@ function mysqlPool(
 /** Longest a health probe's statement may take on its connection. */
 const PROBE_QUERY_TIMEOUT_MS = 1000;
 
-/** `checkServing` on one connection of its own, opened on first use and after each failure. */
-function probeConnection(url: string, connectTimeoutMs: number) {
+/**
+ * One connection of its own, outside the pool: opened on first use, and
+ * again after it is dropped (as it is on its own error).
+ */
+function keptConnection(url: string, connectTimeoutMs: number) {
   let connection: Connection | undefined;
-  const drop = () => {
-    connection?.destroy();
-    connection = undefined;
-  };
-  return {
-    run: async () => {
+  const kept = {
+    get(): Connection {
       if (connection === undefined) {
-        connection = createConnection({
+        const opened = createConnection({
           ...NO_STATEMENT_CACHE,
           uri: url,
           connectTimeout: connectTimeoutMs,
         });
-        connection.on("error", drop);
+        opened.on("error", () => kept.drop(opened));
+        connection = opened;
       }
+      return connection;
+    },
+    /** Destroys `which` (default: the current one); a later one is kept. */
+    drop(which = connection): void {
+      which?.destroy();
+      if (which === connection) connection = undefined;
+    },
+  };
+  return kept;
+}
+
+/** `checkServing` on a kept connection; a failure drops it. */
+function probeConnection(url: string, connectTimeoutMs: number) {
+  const kept = keptConnection(url, connectTimeoutMs);
+  return {
+    run: async () => {
+      const connection = kept.get();
       try {
         // A hung probe fails and drops its connection instead of holding up the next one.
         const promise = connection.promise();
@@ -167,11 +184,11 @@ function probeConnection(url: string, connectTimeoutMs: number) {
           return rows as Record<string, unknown>[];
         }, "mysql");
       } catch (err) {
-        drop();
+        kept.drop(connection);
         throw err;
       }
     },
-    close: drop,
+    close: () => kept.drop(),
   };
 }
 
@@ -194,36 +211,24 @@ function limitSession(connection: PoolConnection, timeoutMs: number): void {
 }
 
 /**
- * Sends `KILL` statements (`KILL QUERY <id>`, `KILL <id>`) on one connection
- * of its own, opened on first use and again after it fails: a stopped
- * statement costs no new connection. Resolves once the server has done it.
+ * Sends `KILL` statements (`KILL QUERY <id>`, `KILL <id>`) on a kept
+ * connection: a stopped statement costs no new connection. Resolves once
+ * the server has done it; a failure drops the connection.
  */
 function killer(url: string, connectTimeoutMs: number) {
-  let connection: Connection | undefined;
-  const drop = () => {
-    connection?.destroy();
-    connection = undefined;
-  };
+  const kept = keptConnection(url, connectTimeoutMs);
   return {
     kill(statement: string): Promise<void> {
-      if (connection === undefined) {
-        connection = createConnection({
-          ...NO_STATEMENT_CACHE,
-          uri: url,
-          connectTimeout: connectTimeoutMs,
-        });
-        connection.on("error", drop);
-      }
-      const on = connection;
+      const connection = kept.get();
       return new Promise((resolve, reject) => {
-        on.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (err) => {
+        connection.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (err) => {
           if (err === null) return resolve();
-          if (on === connection) drop();
+          kept.drop(connection);
           reject(err);
         });
       });
     },
-    close: drop,
+    close: () => kept.drop(),
   };
 }
 
