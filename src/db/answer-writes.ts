@@ -1,4 +1,4 @@
-import { CompiledQuery, SqliteAdapter, type Transaction } from "kysely";
+import { CompiledQuery, type DialectAdapter, type Kysely, type Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Database, NewAnswer } from "./database.js";
 import { insertEventsStatement, type OutboxEvent } from "./outbox-repository.js";
@@ -15,9 +15,10 @@ export interface AnswerWrites {
 /**
  * An answer's writes after its count, in its transaction: the answer
  * (insertAnswer), the learner's memory of the question (saveMemory) and the
- * event (insertEvents). On MySQL the three statements go to the server in
- * one request, a round trip instead of three (the pool allows multiple
- * statements: connect.ts); on SQLite, in-process, one after another. Fails
+ * event (insertEvents). On MySQL/MariaDB the three statements go to the
+ * server in one request, a round trip instead of three (the pool allows
+ * multiple statements: connect.ts); elsewhere (SQLite, in-process; Galera)
+ * one after another. Fails
  * as the three would one by one: a duplicate key (the answer's or the
  * memory's), a foreign key (the question is gone), MemoryMoved; the server
  * runs none after the one that fails, and the transaction rolls back.
@@ -32,12 +33,20 @@ export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): 
   requireSaved(previous, affected[1] ?? 0);
 }
 
-/** Runs statements in order, as one request where the driver can; the rows each affected. */
+/** Databases whose connections take several statements in one request, and whether they may now. */
+const together = new WeakMap<DialectAdapter, () => boolean>();
+
+/** Lets `db`'s answers send their writes in one request while `allowed()` (connect.ts). */
+export function allowWritesTogether(db: Kysely<Database>, allowed: () => boolean): void {
+  together.set(db.getExecutor().adapter, allowed);
+}
+
+/** Runs statements in order, as one request where the database allows; the rows each affected. */
 async function executeInTurn(
   trx: Transaction<Database>,
   statements: CompiledQuery[],
 ): Promise<number[]> {
-  if (trx.getExecutor().adapter instanceof SqliteAdapter) {
+  if (together.get(trx.getExecutor().adapter)?.() !== true) {
     const affected: number[] = [];
     for (const s of statements) {
       affected.push(Number((await trx.executeQuery(s)).numAffectedRows ?? 0));

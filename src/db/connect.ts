@@ -8,6 +8,7 @@ import {
   type Pool,
   type PoolConnection,
 } from "mysql2";
+import { allowWritesTogether } from "./answer-writes.js";
 import { endsTransaction, statementSignal } from "./cancel.js";
 import type { Database } from "./database.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
@@ -83,14 +84,21 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const pool = mysqlPool(options, options.poolSize, true);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const kills = killer(options.url, options.connectTimeoutMs);
+  // Whether the server is a Galera node: unknown until a connection has said.
+  let galera: boolean | undefined;
   pool.on("connection", (connection) => {
     // Set-up statements first, on the raw connection: the pool may open it in
     // the async context of a call that has already ended, and they must run whatever.
     limitSession(connection, timeoutMs);
-    readCommittedWritesOnGalera(connection);
+    readCommittedWritesOnGalera(connection, (on) => {
+      galera = galera === true || on;
+    });
     limitQueryTime(connection, timeoutMs, kills.kill);
   });
   const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  // Not on Galera: there, a transaction aborted by a conflicting write in the
+  // middle of a multi-statement request can report success (the cluster suite).
+  allowWritesTogether(db, () => galera === false);
   // Opened on first use; its statements are bounded by the server-side limits.
   const opsPool = mysqlPool(options, 1);
   opsPool.on("connection", (connection) => limitSession(connection, timeoutMs));
@@ -238,10 +246,18 @@ const KILL_TIMEOUT_MS = 1000;
 /**
  * On Galera, reads wait until the node has applied every write committed
  * cluster-wide (`wsrep_sync_wait = 1`), so a session started through one node
- * is found through another right after. Harmless elsewhere.
+ * is found through another right after. Harmless elsewhere. Tells `seen`
+ * whether the server is a Galera node.
  */
-function readCommittedWritesOnGalera(connection: PoolConnection): void {
+function readCommittedWritesOnGalera(
+  connection: PoolConnection,
+  seen: (galera: boolean) => void,
+): void {
   connection.query("SET SESSION wsrep_sync_wait = IF(@@wsrep_on, 1, 0)", () => {});
+  // MySQL has no wsrep_on: not Galera.
+  connection.query("SELECT @@wsrep_on AS galera", (err: unknown, rows: unknown) => {
+    seen(err === null && Number((rows as { galera?: unknown }[])[0]?.galera) === 1);
+  });
 }
 
 /**
