@@ -18,10 +18,10 @@ export interface AnswerWrites {
  * event (insertEvents). On MySQL/MariaDB the three statements go to the
  * server in one request, a round trip instead of three (the pool allows
  * multiple statements: connect.ts); elsewhere (SQLite, in-process; Galera)
- * one after another. Fails
- * as the three would one by one: a duplicate key (the answer's or the
- * memory's), a foreign key (the question is gone), MemoryMoved; the server
- * runs none after the one that fails, and the transaction rolls back.
+ * one after another. Fails as the three would one by one: a duplicate key
+ * (the answer's or the memory's), a foreign key (the question is gone),
+ * MemoryMoved; the server runs none after the one that fails, and the
+ * transaction rolls back.
  */
 export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): Promise<void> {
   const { key, previous, next } = w.memory;

@@ -39,10 +39,15 @@ async function withSessionLocked(id: string, body: (locker: Connection) => Promi
 
 /** Statements of the service waiting or running in its database now (not the test's own). */
 async function serviceStatements(locker: Connection): Promise<string[]> {
+  return (await runningSessions(locker)).map((r) => String(r.INFO));
+}
+
+/** The service's sessions running a statement now, and the statement. */
+async function runningSessions(locker: Connection) {
   const [rows] = await locker.query(
-    "SELECT INFO FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query'",
+    "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query'",
   );
-  return (rows as { INFO: string | null }[]).map((r) => String(r.INFO));
+  return rows as { ID: number; INFO: string | null }[];
 }
 
 /** A REST POST with a JSON body over HTTP/1.1 (node:http): status and how many answers came. */
@@ -119,10 +124,7 @@ mysqlOnly("a call past its deadline", () => {
       // The service's statement waiting for the row's lock, and the session running it.
       let waiting: number | undefined;
       while (waiting === undefined) {
-        const [rows] = await locker.query(
-          "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query' AND INFO LIKE 'update%'",
-        );
-        waiting = (rows as { ID: number }[])[0]?.ID;
+        waiting = (await runningSessions(locker)).find((r) => /^update/i.test(r.INFO ?? ""))?.ID;
         if (waiting === undefined) await sleep(20);
       }
       expect(ConnectError.from(await call).code).toBe(Code.DeadlineExceeded);
