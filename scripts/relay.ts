@@ -4,6 +4,7 @@
  * before the modules it instruments load.
  */
 import "../src/ops/node-version.js";
+import "../src/ops/tick-shapes.js";
 
 await import("../src/instrument.js");
 await import("./run-relay.js");

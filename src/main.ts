@@ -5,6 +5,7 @@
  * rest is imported afterwards.
  */
 import "./ops/node-version.js";
+import "./ops/tick-shapes.js";
 
 await import("./instrument.js");
 await import("./run-service.js");
