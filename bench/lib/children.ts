@@ -27,6 +27,9 @@ export interface Runtime {
   nodeFlags?: string[];
   /** The folder holding the dist/ to run (default: this one). */
   cwd?: string;
+  /** A command the Node process runs under (valgrind, say), and how long its start may take. */
+  wrap?: string[];
+  startTimeoutMs?: number;
 }
 
 /** BENCH_NODE_FLAGS: extra flags for every server started (`--cpu-prof`: BENCHMARKS.md). */
@@ -46,7 +49,9 @@ export async function startChild(
   const port = Number(env.PORT);
   const js = `dist/${entry.replace(/\.ts$/, ".js")}`;
   const flags = ["--enable-source-maps", ...EXTRA_FLAGS, ...(runtime.nodeFlags ?? [])];
-  const child: ChildProcess = spawn(runtime.node ?? process.execPath, [...flags, js], {
+  const node = runtime.node ?? process.execPath;
+  const [command = node, ...args] = [...(runtime.wrap ?? []), node, ...flags, js];
+  const child: ChildProcess = spawn(command, args, {
     cwd: runtime.cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "inherit", "inherit"],
@@ -58,7 +63,7 @@ export async function startChild(
       resolve();
     }),
   );
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + (runtime.startTimeoutMs ?? 60_000);
   for (;;) {
     if (exited) throw new Error(`${name} exited during start-up`);
     try {

@@ -1,0 +1,299 @@
+/**
+ * `npm run bench:instructions`: instructions the service executes per
+ * ListSessions call (first page of 20, of a user's 1,000 sessions) over REST,
+ * Connect JSON and gRPC, counted by valgrind's callgrind in the service
+ * process (every thread: the JIT, the GC and libuv's pool too).
+ *
+ * Seconds of CPU per call move by ±15% between two processes of one build on
+ * this machine, more than the differences worth knowing; instructions do not
+ * depend on what else the machine runs. They are not seconds (a cache miss
+ * costs more than an add), so this complements `npm run bench`, it does not
+ * replace it.
+ *
+ * Each service runs under callgrind with counting off until it is warmed
+ * (BENCH_WARM calls of each kind, interleaved), then rounds of BENCH_CALLS
+ * calls, one at a time on a kept connection, each round counted alone
+ * (callgrind_control zeroes, then dumps). Each count is split by the function
+ * that executed it: V8's optimizing compilers (still warming up: a round
+ * may or may not see a function reach its threshold), its garbage collector
+ * (a major collection lands in one round of several), and the rest, the
+ * call's own work. The report gives the work's median per call, and the
+ * collector's total over every round per call. BENCH_BEFORE=/path/to/checkout adds that checkout's
+ * build; BENCH_TRACING=1 adds tracing on at ratio 1.0 (exporting to a local
+ * OTLP endpoint) and at 0.01. BENCH_ONLY=regex counts only the kinds whose
+ * names match. BENCH_KEEP_DUMPS=1 keeps each round's
+ * callgrind file (in the temporary folder) for callgrind_annotate.
+ */
+import { execFile } from "node:child_process";
+import { readdirSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { ListSessionsRequestSchema } from "../gen/practice/v1/practice_session_service_pb.js";
+import { signToken } from "../src/auth/tokens.js";
+import { type Child, log, SECRET, startService } from "./lib/children.js";
+import { generate, MAIN_USER } from "./lib/data.js";
+import { grpcRequest, H2Client } from "./lib/load.js";
+import { OtlpSink } from "./lib/otlp-sink.js";
+import { writeReport } from "./lib/report.js";
+import { median } from "./lib/stats.js";
+
+const env = process.env;
+const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
+const WARM = Number(env.BENCH_WARM ?? 3000);
+const CALLS = Number(env.BENCH_CALLS ?? 200);
+const ROUNDS = Number(env.BENCH_ROUNDS ?? 5);
+const HISTORY = 1000;
+const LIST = "/practice.v1.PracticeSessionService/ListSessions";
+const run = promisify(execFile);
+
+type Call = () => Promise<void>;
+
+/** Calls one after another, each awaited: no batching, the same on every target. */
+async function calls(call: Call, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await call();
+}
+
+/** An HTTP/1.1 call on one kept-alive connection, failing on any other status than 200. */
+function http1(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Call {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return () =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, method, path, headers, agent }, (res) => {
+        res.resume();
+        res.on("end", () =>
+          res.statusCode === 200 ? resolve() : reject(new Error(`${path}: ${res.statusCode}`)),
+        );
+      });
+      req.on("error", reject);
+      req.end(body);
+    });
+}
+
+/** The service's process under callgrind, its counts driven by callgrind_control. */
+class Counted {
+  readonly #dir: string;
+  #dumps = 0;
+
+  private constructor(
+    readonly child: Child,
+    dir: string,
+  ) {
+    this.#dir = dir;
+  }
+
+  static async start(name: string, url: string, vars: Record<string, string>, cwd?: string) {
+    const dir = join(tmpdir(), `bench-callgrind-${name.replace(/\W+/g, "-")}-${process.pid}`);
+    rmSync(dir, { recursive: true, force: true });
+    const child = await startService(
+      url,
+      { MAX_QUEUED_PER_USER: "10000", ...vars },
+      {
+        ...(cwd ? { cwd } : {}),
+        wrap: [
+          "valgrind",
+          "--tool=callgrind",
+          "--instr-atstart=no",
+          `--callgrind-out-file=${dir}.%p`,
+          "--log-file=/dev/null",
+        ],
+        startTimeoutMs: 300_000,
+      },
+    );
+    return new Counted(child, dir);
+  }
+
+  /** callgrind_control finds the process by user and host; HOST is also the service's variable. */
+  async #control(...args: string[]): Promise<void> {
+    await run("callgrind_control", [...args, String(this.child.pid)], {
+      env: { ...env, HOST: "127.0.0.1" },
+    });
+  }
+
+  async countFromNowOn(): Promise<void> {
+    await this.#control("--instr=on");
+  }
+
+  /** Instructions executed while `work` ran, by what executed them. */
+  async count(work: () => Promise<void>): Promise<Split> {
+    await this.#control("--zero");
+    await work();
+    await this.#control("--dump");
+    this.#dumps++;
+    const file = `${this.#dir}.${this.child.pid}.${this.#dumps}`;
+    const split = await splitByFunction(file);
+    if (env.BENCH_KEEP_DUMPS !== "1") rmSync(file, { force: true });
+    return split;
+  }
+
+  async stop(): Promise<void> {
+    await this.child.stop();
+    if (env.BENCH_KEEP_DUMPS === "1") return;
+    const base = `${this.#dir}.${this.child.pid}`;
+    for (const f of readdirSync(tmpdir()))
+      if (join(tmpdir(), f).startsWith(base)) rmSync(join(tmpdir(), f), { force: true });
+  }
+}
+
+interface Split {
+  total: number;
+  compiler: number;
+  gc: number;
+}
+
+/** V8's optimizing compilers and parsers, by their C++ names. */
+const COMPILER =
+  /v8::internal::(compiler::|maglev::|baseline::|Compiler::|Parser|Scanner|interpreter::BytecodeGenerator)/;
+/** V8's garbage collector, by its C++ names. */
+const GC =
+  /v8::internal::(Scaveng|MarkCompact|ConcurrentMarking|\w*MarkingVisitor|MarkingWorklist|Sweeper|MinorMarkSweep|Evacuat|RootScavengeVisitor|IterateObjectCache|Heap::(Collect|Scavenge|MarkCompact|Perform|Evacuate|Sweep))|heap::base::|cppgc::/;
+
+/** A callgrind file's instructions, split by the functions that executed them. */
+async function splitByFunction(file: string): Promise<Split> {
+  const { stdout } = await run("callgrind_annotate", ["--inclusive=no", "--threshold=100", file], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const split: Split = { total: 0, compiler: 0, gc: 0 };
+  for (const line of stdout.split("\n")) {
+    const m = /^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(.*)$/.exec(line);
+    if (!m?.[1] || m[2] === undefined) continue;
+    const n = Number(m[1].replaceAll(",", ""));
+    if (m[2].includes("PROGRAM TOTALS")) split.total = n;
+    else if (COMPILER.test(m[2])) split.compiler += n;
+    else if (GC.test(m[2])) split.gc += n;
+  }
+  if (split.total === 0) throw new Error(`no totals in ${file}`);
+  return split;
+}
+
+interface Variant {
+  label: string;
+  vars: Record<string, string>;
+  cwd?: string;
+}
+
+async function main(): Promise<void> {
+  const data = await generate(SERVER_URL, [HISTORY]);
+  const quizId = data.levelQuiz.get(HISTORY) ?? "";
+  const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
+  const auth = { authorization: `Bearer ${token}` };
+  const message = create(ListSessionsRequestSchema, { quizId });
+  const sink = new OtlpSink();
+  const variants: Variant[] = [{ label: "now", vars: {} }];
+  if (env.BENCH_BEFORE)
+    variants.push({ label: "before", vars: { MIGRATE_ON_START: "false" }, cwd: env.BENCH_BEFORE });
+  if (env.BENCH_TRACING === "1") {
+    const endpoint = await sink.start();
+    for (const ratio of ["1.0", "0.01"])
+      variants.push({
+        label: `tracing ${ratio}`,
+        vars: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_SERVICE_NAME: "practice-sessions-bench",
+          OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+          OTEL_TRACES_SAMPLER_ARG: ratio,
+        },
+      });
+  }
+  const results = new Map<string, Split[]>();
+  try {
+    for (const v of variants) {
+      log(`${v.label}: starting under callgrind`);
+      const svc = await Counted.start(v.label, data.url, v.vars, v.cwd);
+      const h2 = new H2Client(svc.child.port);
+      try {
+        const grpc = grpcRequest(LIST, toBinary(ListSessionsRequestSchema, message), token);
+        const kinds: [string, Call][] = [
+          ["REST", http1(svc.child.port, "GET", `/quizzes/${quizId}/sessions`, auth)],
+          [
+            "Connect JSON",
+            http1(
+              svc.child.port,
+              "POST",
+              LIST,
+              { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
+              toJsonString(ListSessionsRequestSchema, message),
+            ),
+          ],
+          [
+            "gRPC",
+            async () => {
+              const status = await h2.call(grpc);
+              if (status !== "OK") throw new Error(`gRPC: ${status}`);
+            },
+          ],
+        ];
+        if (env.BENCH_ONLY) {
+          const only = new RegExp(env.BENCH_ONLY);
+          kinds.splice(0, kinds.length, ...kinds.filter(([kind]) => only.test(kind)));
+        }
+        log(`${v.label}: warming (${WARM} calls of each kind)`);
+        // Interleaved, as a service's traffic is: code shared by the kinds
+        // sees them all before it is optimized, so no round deoptimizes it.
+        for (let i = 0; i < WARM; i++) for (const [, call] of kinds) await call();
+        await svc.countFromNowOn();
+        // One uncounted round: counting on starts from fresh translations.
+        for (const [, call] of kinds) await calls(call, CALLS);
+        for (let round = 0; round < ROUNDS; round++) {
+          for (const [kind, call] of kinds) {
+            const split = await svc.count(() => calls(call, CALLS));
+            const key = `${kind}|${v.label}`;
+            results.set(key, [...(results.get(key) ?? []), split]);
+            const k = (n: number) => `${Math.round(n / CALLS / 1000)}k`;
+            log(
+              `${v.label} round ${round + 1} ${kind}: ${k(split.total)}/call (compiler ${k(split.compiler)}, GC ${k(split.gc)})`,
+            );
+          }
+        }
+      } finally {
+        h2.close();
+        await svc.stop();
+      }
+    }
+  } finally {
+    await sink.close();
+    await data.drop();
+  }
+  const k = (n: number) => `${Math.round(n / 1000).toLocaleString("en")}k`;
+  const work = (x: Split) => (x.total - x.compiler - x.gc) / CALLS;
+  const summary = (xs: Split[]) => {
+    const works = xs.map(work);
+    const gc = xs.reduce((n, x) => n + x.gc, 0) / (CALLS * Math.max(1, xs.length));
+    return { work: median(works), least: Math.min(...works), most: Math.max(...works), gc };
+  };
+  const lines = [
+    `# Instructions per call: ListSessions, first page of 20 of ${HISTORY} sessions`,
+    "",
+    `Counted by callgrind in the service's process after ${WARM} warming calls of each kind; ${ROUNDS} rounds of ${CALLS} calls, one at a time. Work: everything but V8's optimizing compilers and its garbage collector, median (least–most) per call; GC: the collector's instructions over every round, per call.`,
+    "",
+    `| transport | ${variants.map((v) => `${v.label}: work, GC`).join(" | ")} |`,
+    `|---|${variants.map(() => "---:").join("|")}|`,
+  ];
+  for (const kind of ["REST", "Connect JSON", "gRPC"]) {
+    if (!results.has(`${kind}|now`)) continue;
+    const now = summary(results.get(`${kind}|now`) ?? []);
+    const cells = variants.map((v) => {
+      const x = summary(results.get(`${kind}|${v.label}`) ?? []);
+      const cell = `${k(x.work)} (${k(x.least)}–${k(x.most)}), ${k(x.gc)}`;
+      if (v.label === "now") return cell;
+      const ratio = (a: number, b: number) => `×${(a / b).toFixed(3)}`;
+      // Tracing is compared with off (now); a build with now.
+      return v.label.startsWith("tracing")
+        ? `${cell}; ${ratio(x.work, now.work)} / ${ratio(x.work + x.gc, now.work + now.gc)} of off`
+        : `${cell}; now is ${ratio(now.work, x.work)} / ${ratio(now.work + now.gc, x.work + x.gc)} of this`;
+    });
+    lines.push(`| ${kind} | ${cells.join(" | ")} |`);
+  }
+  lines.push("", "Ratios: of the work alone / of the work and GC.");
+  writeReport("instructions", lines.join("\n"), Object.fromEntries(results));
+}
+
+await main();
