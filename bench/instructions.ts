@@ -21,7 +21,7 @@
  * collector's total over every round per call. BENCH_BEFORE=/path/to/checkout adds that checkout's
  * build; BENCH_TRACING=1 adds tracing on at ratio 1.0 (exporting to a local
  * OTLP endpoint) and at 0.01. BENCH_ONLY=regex counts only the kinds whose
- * names match. BENCH_KEEP_DUMPS=1 keeps each round's
+ * names match, BENCH_VARIANTS=regex only the services whose labels do. BENCH_KEEP_DUMPS=1 keeps each round's
  * callgrind file (in the temporary folder) for callgrind_annotate.
  */
 import { execFile } from "node:child_process";
@@ -202,6 +202,10 @@ async function main(): Promise<void> {
           OTEL_TRACES_SAMPLER_ARG: ratio,
         },
       });
+  }
+  if (env.BENCH_VARIANTS) {
+    const only = new RegExp(env.BENCH_VARIANTS);
+    variants.splice(0, variants.length, ...variants.filter((v) => only.test(v.label)));
   }
   const results = new Map<string, Split[]>();
   try {
