@@ -14,14 +14,17 @@
  * (BENCH_WARM calls of each kind, interleaved), then rounds of BENCH_CALLS
  * calls, one at a time on a kept connection, each round counted alone
  * (callgrind_control zeroes, then dumps). Each count is split by the function
- * that executed it: V8's optimizing compilers (still warming up: a round
- * may or may not see a function reach its threshold), its garbage collector
- * (a major collection lands in one round of several), and the rest, the
- * call's own work. The report gives the work's median per call, and the
- * collector's total over every round per call. BENCH_BEFORE=/path/to/checkout adds that checkout's
- * build; BENCH_TRACING=1 adds tracing on at ratio 1.0 (exporting to a local
- * OTLP endpoint) and at 0.01. BENCH_ONLY=regex counts only the kinds whose
- * names match, BENCH_VARIANTS=regex only the services whose labels do. BENCH_KEEP_DUMPS=1 keeps each round's
+ * that executed it: V8's optimizing compilers (still warming up: a round may
+ * or may not see a function reach its threshold), its garbage collector (a
+ * major collection lands in one round of several), and the rest, the call's
+ * own work. The report gives the work's median per call, and the collector's
+ * total over every round per call. One kind alone (BENCH_ONLY) gives rounds
+ * within about 1% of each other; the kinds interleaved, about 10%.
+ *
+ * BENCH_BEFORE=/path/to/checkout adds that checkout's build; BENCH_TRACING=1
+ * adds tracing at ratio 1.0 (exporting to a local OTLP endpoint) and 0.01.
+ * BENCH_ONLY=regex counts only the kinds whose names match, BENCH_VARIANTS=regex
+ * only the services whose labels do. BENCH_KEEP_DUMPS=1 keeps each round's
  * callgrind file (in the temporary folder) for callgrind_annotate.
  */
 import { execFile } from "node:child_process";
