@@ -33,11 +33,18 @@ import { Agent, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
-import { ListSessionsRequestSchema } from "../gen/practice/v1/practice_session_service_pb.js";
 import { signToken } from "../src/auth/tokens.js";
 import { type Child, log, SECRET, startService } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
+import {
+  BEFORE,
+  HISTORY,
+  type HttpList,
+  LIST,
+  listCalls,
+  ONE_USER,
+  tracingAt,
+} from "./lib/list-calls.js";
 import { grpcRequest, H2Client } from "./lib/load.js";
 import { OtlpSink } from "./lib/otlp-sink.js";
 import { writeReport } from "./lib/report.js";
@@ -48,8 +55,6 @@ const SERVER_URL = env.BENCH_DATABASE_URL ?? "mysql://root@127.0.0.1:3306/";
 const WARM = Number(env.BENCH_WARM ?? 3000);
 const CALLS = Number(env.BENCH_CALLS ?? 200);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 5);
-const HISTORY = 1000;
-const LIST = "/practice.v1.PracticeSessionService/ListSessions";
 const run = promisify(execFile);
 
 type Call = () => Promise<void>;
@@ -59,21 +64,19 @@ async function calls(call: Call, n: number): Promise<void> {
   for (let i = 0; i < n; i++) await call();
 }
 
-/** An HTTP/1.1 call on one kept-alive connection, failing on any other status than 200. */
-function http1(
-  port: number,
-  method: string,
-  path: string,
-  headers: Record<string, string>,
-  body?: string,
-): Call {
+/** An HTTP/1.1 call on one kept-alive connection, failing on any other status than expected. */
+function http1(port: number, call: HttpList, auth: Record<string, string>): Call {
+  const { method, path, body } = call;
+  const headers = { ...auth, ...call.headers };
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   return () =>
     new Promise((resolve, reject) => {
       const req = request({ host: "127.0.0.1", port, method, path, headers, agent }, (res) => {
         res.resume();
         res.on("end", () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`${path}: ${res.statusCode}`)),
+          res.statusCode === call.expect
+            ? resolve()
+            : reject(new Error(`${path}: ${res.statusCode}`)),
         );
       });
       req.on("error", reject);
@@ -83,35 +86,32 @@ function http1(
 
 /** The service's process under callgrind, its counts driven by callgrind_control. */
 class Counted {
-  readonly #dir: string;
   #dumps = 0;
 
   private constructor(
     readonly child: Child,
-    dir: string,
-  ) {
-    this.#dir = dir;
-  }
+    /** Where callgrind writes: `<prefix>.<pid>.<dump>`. */
+    private readonly prefix: string,
+  ) {}
 
   static async start(name: string, url: string, vars: Record<string, string>, cwd?: string) {
-    const dir = join(tmpdir(), `bench-callgrind-${name.replace(/\W+/g, "-")}-${process.pid}`);
-    rmSync(dir, { recursive: true, force: true });
+    const prefix = join(tmpdir(), `bench-callgrind-${name.replace(/\W+/g, "-")}-${process.pid}`);
     const child = await startService(
       url,
-      { MAX_QUEUED_PER_USER: "10000", ...vars },
+      { ...ONE_USER, ...vars },
       {
         ...(cwd ? { cwd } : {}),
         wrap: [
           "valgrind",
           "--tool=callgrind",
           "--instr-atstart=no",
-          `--callgrind-out-file=${dir}.%p`,
+          `--callgrind-out-file=${prefix}.%p`,
           "--log-file=/dev/null",
         ],
         startTimeoutMs: 300_000,
       },
     );
-    return new Counted(child, dir);
+    return new Counted(child, prefix);
   }
 
   /** callgrind_control finds the process by user and host; HOST is also the service's variable. */
@@ -131,7 +131,7 @@ class Counted {
     await work();
     await this.#control("--dump");
     this.#dumps++;
-    const file = `${this.#dir}.${this.child.pid}.${this.#dumps}`;
+    const file = `${this.prefix}.${this.child.pid}.${this.#dumps}`;
     const split = await splitByFunction(file);
     if (env.BENCH_KEEP_DUMPS !== "1") rmSync(file, { force: true });
     return split;
@@ -140,7 +140,7 @@ class Counted {
   async stop(): Promise<void> {
     await this.child.stop();
     if (env.BENCH_KEEP_DUMPS === "1") return;
-    const base = `${this.#dir}.${this.child.pid}`;
+    const base = `${this.prefix}.${this.child.pid}`;
     for (const f of readdirSync(tmpdir()))
       if (join(tmpdir(), f).startsWith(base)) rmSync(join(tmpdir(), f), { force: true });
   }
@@ -188,23 +188,14 @@ async function main(): Promise<void> {
   const quizId = data.levelQuiz.get(HISTORY) ?? "";
   const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
   const auth = { authorization: `Bearer ${token}` };
-  const message = create(ListSessionsRequestSchema, { quizId });
+  const { rest, connectJson, grpcMessage } = listCalls(quizId);
   const sink = new OtlpSink();
   const variants: Variant[] = [{ label: "now", vars: {} }];
-  if (env.BENCH_BEFORE)
-    variants.push({ label: "before", vars: { MIGRATE_ON_START: "false" }, cwd: env.BENCH_BEFORE });
+  if (env.BENCH_BEFORE) variants.push({ label: "before", vars: BEFORE, cwd: env.BENCH_BEFORE });
   if (env.BENCH_TRACING === "1") {
     const endpoint = await sink.start();
     for (const ratio of ["1.0", "0.01"])
-      variants.push({
-        label: `tracing ${ratio}`,
-        vars: {
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_SERVICE_NAME: "practice-sessions-bench",
-          OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-          OTEL_TRACES_SAMPLER_ARG: ratio,
-        },
-      });
+      variants.push({ label: `tracing ${ratio}`, vars: tracingAt(endpoint, ratio) });
   }
   if (env.BENCH_VARIANTS) {
     const only = new RegExp(env.BENCH_VARIANTS);
@@ -217,19 +208,10 @@ async function main(): Promise<void> {
       const svc = await Counted.start(v.label, data.url, v.vars, v.cwd);
       const h2 = new H2Client(svc.child.port);
       try {
-        const grpc = grpcRequest(LIST, toBinary(ListSessionsRequestSchema, message), token);
+        const grpc = grpcRequest(LIST, grpcMessage, token);
         const kinds: [string, Call][] = [
-          ["REST", http1(svc.child.port, "GET", `/quizzes/${quizId}/sessions`, auth)],
-          [
-            "Connect JSON",
-            http1(
-              svc.child.port,
-              "POST",
-              LIST,
-              { ...auth, "content-type": "application/json", "connect-protocol-version": "1" },
-              toJsonString(ListSessionsRequestSchema, message),
-            ),
-          ],
+          ["REST", http1(svc.child.port, rest, auth)],
+          ["Connect JSON", http1(svc.child.port, connectJson, auth)],
           [
             "gRPC",
             async () => {

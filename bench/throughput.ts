@@ -32,11 +32,8 @@
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
-import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
-import {
-  ListSessionsRequestSchema,
-  ListSessionsResponseSchema,
-} from "../gen/practice/v1/practice_session_service_pb.js";
+import { create, toJsonString } from "@bufbuild/protobuf";
+import { ListSessionsResponseSchema } from "../gen/practice/v1/practice_session_service_pb.js";
 import { inUseCaseSpan } from "../src/app/use-case-span.js";
 import { signToken } from "../src/auth/tokens.js";
 import { compileJsonWriter } from "../src/rpc/proto-json.js";
@@ -50,6 +47,15 @@ import {
   startService,
 } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
+import {
+  BEFORE,
+  HISTORY,
+  type HttpList,
+  LIST,
+  listCalls,
+  ONE_USER,
+  tracingAt,
+} from "./lib/list-calls.js";
 import { closedLoop, grpcRequest, H2Client, httpLoad, openLoop } from "./lib/load.js";
 import { OtlpSink } from "./lib/otlp-sink.js";
 import { busyCore, cpuMs } from "./lib/proc.js";
@@ -72,14 +78,7 @@ const CONCURRENCIES = RATE
   : (env.BENCH_CONCURRENCIES ?? (QUICK || ABLATION || TRACING ? "16" : "1,16,64"))
       .split(",")
       .map(Number);
-/**
- * Every call here is one user's: the per-user bound on waiting calls would
- * refuse what an open loop queues for a moment, which is not what is measured.
- */
-const ONE_USER = { MAX_QUEUED_PER_USER: "10000" };
 const FRESH = env.BENCH_FRESH === "1";
-const HISTORY = 1000;
-const LIST = "/practice.v1.PracticeSessionService/ListSessions";
 
 /** The services of this run, to start again before each round (BENCH_FRESH). */
 const services: (() => Promise<void>)[] = [];
@@ -105,14 +104,6 @@ interface Target {
   run(concurrency: number): Promise<LoadResult>;
 }
 
-interface HttpTarget {
-  method: "GET" | "POST";
-  path: string;
-  expect: number;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
 interface Row {
   rps: number;
   p50: number;
@@ -129,9 +120,9 @@ async function main(): Promise<void> {
   const children: Child[] = [];
   const sink = new OtlpSink();
   try {
-    const message = create(ListSessionsRequestSchema, { quizId });
+    const { rest, connectJson, grpcMessage } = listCalls(quizId);
     const auth = { authorization: `Bearer ${token}` };
-    const http = (name: string, server: Child, req: HttpTarget): Target => ({
+    const http = (name: string, server: Child, req: HttpList): Target => ({
       name,
       server: () => server,
       run: (c) =>
@@ -145,7 +136,7 @@ async function main(): Promise<void> {
         }),
     });
     const grpc = (name: string, server: Child): Target => {
-      const request = grpcRequest(LIST, toBinary(ListSessionsRequestSchema, message), token);
+      const request = grpcRequest(LIST, grpcMessage, token);
       return {
         name,
         server: () => server,
@@ -162,28 +153,14 @@ async function main(): Promise<void> {
         },
       };
     };
-    const rest: HttpTarget = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
-    const connectJson: HttpTarget = {
-      method: "POST",
-      path: LIST,
-      expect: 200,
-      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
-      body: toJsonString(ListSessionsRequestSchema, message),
-    };
     const targets: Target[] = [];
     const pairs: [string, string][] = [];
     if (TRACING) {
       const endpoint = await sink.start();
-      const traced = (ratio: string) => ({
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-        OTEL_SERVICE_NAME: "practice-sessions-bench",
-        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-        OTEL_TRACES_SAMPLER_ARG: ratio,
-      });
       const variants: [string, Record<string, string>][] = [
         ["tracing off", {}],
-        ["tracing on, ratio 1.0", traced("1.0")],
-        ["tracing on, ratio 0.01", traced("0.01")],
+        ["tracing on, ratio 1.0", tracingAt(endpoint, "1.0")],
+        ["tracing on, ratio 0.01", tracingAt(endpoint, "0.01")],
       ];
       for (const [label, vars] of variants) {
         const svc = await service(data.url, { ...ONE_USER, ...vars });
@@ -232,11 +209,7 @@ async function main(): Promise<void> {
     }
     if (env.BENCH_BEFORE) {
       // Another checkout's build (its dist/ and node_modules), on the same data: before and after in one run.
-      const before = await service(
-        data.url,
-        { ...ONE_USER, MIGRATE_ON_START: "false" },
-        { cwd: env.BENCH_BEFORE },
-      );
+      const before = await service(data.url, { ...ONE_USER, ...BEFORE }, { cwd: env.BENCH_BEFORE });
       children.push(before);
       targets.push(
         http("REST (before)", before, rest),
