@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import { cancellable } from "../db/cancel.js";
+import { withSignal } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
@@ -66,7 +66,7 @@ export class PracticeSessions {
     input: ListSessionsInput,
     signal?: AbortSignal,
   ): Promise<SessionPage> {
-    return this.#run("listSessions", signal, () => listSessions(this.#ctx, userId, input));
+    return this.#run("listSessions", signal, (ctx) => listSessions(ctx, userId, input));
   }
 
   /** See start-session.ts `startSession`; `mode` defaults to the whole quiz. */
@@ -76,22 +76,22 @@ export class PracticeSessions {
     mode?: SessionMode,
     signal?: AbortSignal,
   ): Promise<StartResult> {
-    return this.#run("startSession", signal, () => startSession(this.#ctx, userId, quizId, mode));
+    return this.#run("startSession", signal, (ctx) => startSession(ctx, userId, quizId, mode));
   }
 
   /** See review.ts `listDueQuestions`. */
   listDueQuestions(userId: string, quizId: string, signal?: AbortSignal): Promise<DueQuestions> {
-    return this.#run("listDueQuestions", signal, () => listDueQuestions(this.#ctx, userId, quizId));
+    return this.#run("listDueQuestions", signal, (ctx) => listDueQuestions(ctx, userId, quizId));
   }
 
   /** See read-sessions.ts `getSession`. */
   getSession(userId: string, sessionId: string, signal?: AbortSignal): Promise<SessionDetail> {
-    return this.#run("getSession", signal, () => getSession(this.#ctx, userId, sessionId));
+    return this.#run("getSession", signal, (ctx) => getSession(ctx, userId, sessionId));
   }
 
   /** See answer-and-complete.ts `submitAnswer`. */
   submitAnswer(userId: string, input: AnswerInput, signal?: AbortSignal): Promise<AnswerResult> {
-    return this.#run("submitAnswer", signal, () => submitAnswer(this.#ctx, userId, input));
+    return this.#run("submitAnswer", signal, (ctx) => submitAnswer(ctx, userId, input));
   }
 
   /** See answer-and-complete.ts `completeSession`. */
@@ -100,13 +100,24 @@ export class PracticeSessions {
     sessionId: string,
     signal?: AbortSignal,
   ): Promise<Session & SessionProgress> {
-    return this.#run("completeSession", signal, () =>
-      completeSession(this.#ctx, userId, sessionId),
-    );
+    return this.#run("completeSession", signal, (ctx) => completeSession(ctx, userId, sessionId));
   }
 
   /** Runs use case `name` in its span, with its statements stopped when `signal` aborts. */
-  #run<T>(name: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
-    return cancellable(signal, () => inUseCaseSpan(name, work));
+  #run<T>(
+    name: string,
+    signal: AbortSignal | undefined,
+    work: (ctx: SessionsContext) => Promise<T>,
+  ): Promise<T> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const ctx =
+      signal === undefined
+        ? this.#ctx
+        : {
+            ...this.#ctx,
+            db: withSignal(this.#ctx.db, signal),
+            reads: this.#ctx.reads.forCall(signal),
+          };
+    return inUseCaseSpan(name, () => work(ctx));
   }
 }

@@ -1,4 +1,3 @@
-import { cancellable } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { findLiveQuiz } from "../db/quizzes-repository.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
@@ -33,9 +32,9 @@ export class Quizzes {
     input: { limit?: number | undefined; cursor?: string | undefined },
     signal?: AbortSignal,
   ): Promise<QuizPage> {
-    return cancellable(signal, () =>
-      inUseCaseSpan("listQuizzes", () => listQuizzes(this.reads, this.clock, userId, input)),
-    );
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const reads = this.reads.forCall(signal);
+    return inUseCaseSpan("listQuizzes", () => listQuizzes(reads, this.clock, userId, input));
   }
 
   /**
@@ -43,15 +42,17 @@ export class Quizzes {
    * else is the same `not_found` as ListSessions gives.
    */
   getQuiz(quizId: string, signal?: AbortSignal): Promise<Quiz> {
-    return cancellable(signal, () => inUseCaseSpan("getQuiz", () => this.#getQuiz(quizId)));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const reads = this.reads.forCall(signal);
+    return inUseCaseSpan("getQuiz", () => this.#getQuiz(reads, quizId));
   }
 
-  async #getQuiz(quizId: string): Promise<Quiz> {
+  async #getQuiz(reads: ReadRouting, quizId: string): Promise<Quiz> {
     requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {
-      quiz = await this.reads.read((db) => findLiveQuiz(db, quizId));
+      quiz = await reads.read((db) => findLiveQuiz(db, quizId));
     } catch (err) {
       throw toServiceError(err);
     }

@@ -1,5 +1,6 @@
-import { CompiledQuery, type DialectAdapter, type Kysely, type Transaction } from "kysely";
+import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
+import { rawStatement } from "./cancel.js";
 import type { Database, NewAnswer } from "./database.js";
 import { insertEventsStatement, type OutboxEvent } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
@@ -54,7 +55,8 @@ async function executeInTurn(
     return affected;
   }
   // Each statement is Kysely's with `?` placeholders: joined, their values in the same order.
-  const joined = CompiledQuery.raw(
+  const joined = rawStatement(
+    trx,
     statements.map((s) => s.sql).join(";\n"),
     statements.flatMap((s) => [...s.parameters]),
   );

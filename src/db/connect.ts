@@ -1,18 +1,21 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { Kysely, MysqlDialect } from "kysely";
 import {
-  type Connection,
-  createConnection,
-  createPool,
-  type Pool,
-  type PoolConnection,
-} from "mysql2";
+  type CompiledQuery,
+  type Driver,
+  Kysely,
+  MysqlDialect,
+  type MysqlPoolConnection,
+  type QueryResult,
+} from "kysely";
+import { createPool, type Pool, type PoolConnection } from "mysql2";
+import type { PoolConnection as PromisePoolConnection } from "mysql2/promise";
 import { allowWritesTogether } from "./answer-writes.js";
-import { endsTransaction, statementSignal } from "./cancel.js";
+import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
+import { wrapConnections } from "./wrap-connections.js";
 
 /** Which database a DATABASE_URL names: `mysql://…` or `sqlite:PATH` / `sqlite::memory:`. */
 export type Store = "mysql" | "sqlite";
@@ -83,19 +86,18 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // Multiple statements: an answer's writes go in one request (answer-writes.ts).
   const pool = mysqlPool(options, options.poolSize, true);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
-  const kills = killer(options.url, options.connectTimeoutMs);
+  const kills = killer(options);
   // Whether the server is a Galera node: unknown until a connection has said.
   let galera: boolean | undefined;
   pool.on("connection", (connection) => {
-    // Set-up statements first, on the raw connection: the pool may open it in
-    // the async context of a call that has already ended, and they must run whatever.
     limitSession(connection, timeoutMs);
     readCommittedWritesOnGalera(connection, (on) => {
       galera = galera === true || on;
     });
-    limitQueryTime(connection, timeoutMs, kills.kill);
   });
-  const db = new Kysely<Database>({ dialect: new MysqlDialect({ pool }) });
+  const db = new Kysely<Database>({
+    dialect: new StoppableMysqlDialect(pool, timeoutMs, kills.kill),
+  });
   // Not on Galera: there, a transaction aborted by a conflicting write in the
   // middle of a multi-statement request can report success (the cluster suite).
   allowWritesTogether(db, () => galera === false);
@@ -103,7 +105,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const opsPool = mysqlPool(options, 1);
   opsPool.on("connection", (connection) => limitSession(connection, timeoutMs));
   const opsDb = new Kysely<Database>({ dialect: new MysqlDialect({ pool: opsPool }) });
-  const probe = probeConnection(options.url, options.connectTimeoutMs);
+  const probe = probeConnection(options);
   return {
     db,
     store: "mysql",
@@ -111,10 +113,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     opsDb,
     probe: probe.run,
     close: async () => {
-      probe.close();
-      kills.close();
-      await opsDb.destroy();
-      await db.destroy();
+      await Promise.all([probe.close(), kills.close(), opsDb.destroy(), db.destroy()]);
     },
   };
 }
@@ -127,8 +126,14 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
  */
 const NO_STATEMENT_CACHE = { maxPreparedStatements: 1 };
 
+/**
+ * Every connection the service opens comes from a pool like this one, even a
+ * single one (probe, KILLs, set-up): mysql2's packet handling then sees one
+ * class of connection and stays fast (its property reads turn generic, and
+ * slower, on every statement once they have seen five shapes of connection).
+ */
 function mysqlPool(
-  options: DatabaseOptions,
+  options: Pick<DatabaseOptions, "url" | "connectTimeoutMs">,
   connectionLimit: number,
   multipleStatements = false,
 ): Pool {
@@ -147,56 +152,47 @@ function mysqlPool(
   });
 }
 
-/** Longest a health probe's statement may take on its connection. */
-const PROBE_QUERY_TIMEOUT_MS = 1000;
-
 /**
- * One connection of its own, outside the pool: opened on first use, and
- * again after it is dropped (as it is on its own error).
+ * One connection of its own, outside the users' pool: opened on first use,
+ * and again after a failure, which drops it (a hung statement never holds
+ * up the next one).
  */
-function keptConnection(url: string, connectTimeoutMs: number) {
-  let connection: Connection | undefined;
-  const kept = {
-    get(): Connection {
-      if (connection === undefined) {
-        const opened = createConnection({
-          ...NO_STATEMENT_CACHE,
-          uri: url,
-          connectTimeout: connectTimeoutMs,
-        });
-        opened.on("error", () => kept.drop(opened));
-        connection = opened;
-      }
-      return connection;
-    },
-    /** Destroys `which` (default: the current one); a later one is kept. */
-    drop(which = connection): void {
-      which?.destroy();
-      if (which === connection) connection = undefined;
-    },
-  };
-  return kept;
-}
-
-/** `checkServing` on a kept connection; a failure drops it. */
-function probeConnection(url: string, connectTimeoutMs: number) {
-  const kept = keptConnection(url, connectTimeoutMs);
+function keptConnection(options: Pick<DatabaseOptions, "url" | "connectTimeoutMs">) {
+  const pool = mysqlPool(options, 1);
   return {
-    run: async () => {
-      const connection = kept.get();
+    async use<T>(work: (connection: PromisePoolConnection) => Promise<T>): Promise<T> {
+      const connection = await pool.promise().getConnection();
       try {
-        // A hung probe fails and drops its connection instead of holding up the next one.
-        const promise = connection.promise();
-        await checkServing(async (statement) => {
-          const [rows] = await promise.query({ sql: statement, timeout: PROBE_QUERY_TIMEOUT_MS });
-          return rows as Record<string, unknown>[];
-        }, "mysql");
+        const result = await work(connection);
+        connection.release();
+        return result;
       } catch (err) {
-        kept.drop(connection);
+        connection.destroy();
         throw err;
       }
     },
-    close: () => kept.drop(),
+    close: () => pool.promise().end(),
+  };
+}
+
+/** Longest a health probe's statement may take on its connection. */
+const PROBE_QUERY_TIMEOUT_MS = 1000;
+
+/** `checkServing` on a kept connection. */
+function probeConnection(options: DatabaseOptions) {
+  const kept = keptConnection(options);
+  return {
+    run: () =>
+      kept.use((connection) =>
+        checkServing(async (statement) => {
+          const [rows] = await connection.query({
+            sql: statement,
+            timeout: PROBE_QUERY_TIMEOUT_MS,
+          });
+          return rows as Record<string, unknown>[];
+        }, "mysql"),
+      ),
+    close: kept.close,
   };
 }
 
@@ -221,22 +217,16 @@ function limitSession(connection: PoolConnection, timeoutMs: number): void {
 /**
  * Sends `KILL` statements (`KILL QUERY <id>`, `KILL <id>`) on a kept
  * connection: a stopped statement costs no new connection. Resolves once
- * the server has done it; a failure drops the connection.
+ * the server has done it.
  */
-function killer(url: string, connectTimeoutMs: number) {
-  const kept = keptConnection(url, connectTimeoutMs);
+function killer(options: DatabaseOptions) {
+  const kept = keptConnection(options);
   return {
-    kill(statement: string): Promise<void> {
-      const connection = kept.get();
-      return new Promise((resolve, reject) => {
-        connection.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (err) => {
-          if (err === null) return resolve();
-          kept.drop(connection);
-          reject(err);
-        });
-      });
-    },
-    close: () => kept.drop(),
+    kill: (statement: string): Promise<void> =>
+      kept.use(async (connection) => {
+        await connection.query({ sql: statement, timeout: KILL_TIMEOUT_MS });
+      }),
+    close: kept.close,
   };
 }
 
@@ -261,35 +251,78 @@ function readCommittedWritesOnGalera(
 }
 
 /**
- * Ends a callback-style `query` (Kysely's form) early. When the call it runs
- * for is stopped (its signal aborts: cancel.ts), with the signal's reason:
- * the statement is stopped with `KILL QUERY` and answered once it has
- * returned and the KILL is done, so the connection goes back to its
- * transaction's rollback and then to the pool, and no KILL can reach a later
- * statement; a statement not yet sent is not sent. After `timeoutMs`, or if
- * the KILL QUERY fails, with a fatal error answered as `unavailable`: the
- * connection is destroyed and its server session killed, so its
+ * Kysely's MySQL dialect on `pool`, each statement stopped as `stoppable`
+ * says. Kysely sends a statement to its connection synchronously, so the
+ * signal of the statement being sent is handed over in `sending`.
+ */
+class StoppableMysqlDialect extends MysqlDialect {
+  constructor(pool: Pool, timeoutMs: number, kill: (statement: string) => Promise<void>) {
+    const adapters = new WeakMap<PoolConnection, MysqlPoolConnection>();
+    const adapted = (connection: PoolConnection) => {
+      let adapter = adapters.get(connection);
+      if (adapter === undefined) {
+        adapter = stoppable(connection, timeoutMs, kill);
+        adapters.set(connection, adapter);
+      }
+      return adapter;
+    };
+    super({
+      pool: {
+        getConnection: (callback) =>
+          pool.getConnection((err, connection) =>
+            callback(err, err ? connection : adapted(connection)),
+          ),
+        end: (callback) => pool.end(callback),
+      },
+    });
+  }
+
+  override createDriver(): Driver {
+    return wrapConnections(super.createDriver(), (connection) => ({
+      executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        sending = signalOf(query);
+        try {
+          return connection.executeQuery<R>(query);
+        } finally {
+          sending = undefined;
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    }));
+  }
+}
+
+/** The signal of the statement Kysely is sending now (see StoppableMysqlDialect). */
+let sending: AbortSignal | undefined;
+
+/**
+ * `connection` as Kysely uses it, its callback-style `query` ended early. When
+ * the call it runs for is stopped (its signal aborts: cancel.ts), with the
+ * signal's reason: the statement is stopped with `KILL QUERY` and answered
+ * once it has returned and the KILL is done, so the connection goes back to
+ * its transaction's rollback and then to the pool, and no KILL can reach a
+ * later statement; a statement not yet sent is not sent. After `timeoutMs`,
+ * or if the KILL QUERY fails, with a fatal error answered as `unavailable`:
+ * the connection is destroyed and its server session killed, so its
  * transaction rolls back and its locks go at once (mysql2's own `timeout`
  * cannot be passed through Kysely).
  */
-function limitQueryTime(
+function stoppable(
   connection: PoolConnection,
   timeoutMs: number,
   kill: (statement: string) => Promise<void>,
-): void {
-  const query = connection.query.bind(connection) as (...args: unknown[]) => unknown;
+): MysqlPoolConnection {
   // Once destroyed here, mysql2 never answers the commands queued on the
   // connection (its rollback, say): they fail at once instead.
   let destroyed: unknown;
-  connection.query = ((...args: unknown[]) => {
-    const callback = args.at(-1);
-    if (typeof callback !== "function") return query(...args);
+  const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
+    const signal = sending;
+    sending = undefined;
+    if (callback === undefined) return connection.query(sql, parameters);
     if (destroyed !== undefined) {
       process.nextTick(callback, destroyed);
       return undefined;
     }
-    const signal = statementSignal();
-    const sql = typeof args[0] === "string" ? args[0] : String((args[0] as { sql?: string })?.sql);
     const stoppable = signal !== undefined && !endsTransaction(sql);
     if (stoppable && signal.aborted) {
       process.nextTick(callback, signal.reason);
@@ -313,14 +346,14 @@ function limitQueryTime(
       connection.destroy();
       if (threadId !== null && threadId !== undefined)
         kill(`KILL ${Number(threadId)}`).catch(() => {});
-      callback(err);
+      callback(err, undefined as never);
     };
     // Stopped: answered with the signal's reason once the statement has
     // returned (`returned`) and the KILL QUERY is done (`killed`).
     let returned = false;
     let killed = false;
     const stopped = () => {
-      if (returned && killed && settle()) callback(signal?.reason);
+      if (returned && killed && settle()) callback(signal?.reason, undefined as never);
     };
     const onAbort = () => {
       const threadId = connection.threadId;
@@ -342,15 +375,19 @@ function limitQueryTime(
       );
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
-    return query(...args.slice(0, -1), (...result: unknown[]) => {
+    connection.query(sql, parameters, (err, result) => {
       if (stoppable && signal.aborted) {
         returned = true;
         return stopped();
       }
-      if (settle()) callback(...result);
+      if (settle()) callback(err, result as never);
     });
-  }) as typeof connection.query;
+    return undefined;
+  };
+  return { query: query as MysqlPoolConnection["query"], release: () => connection.release() };
 }
+
+type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
 
 /** The database name in a mysql:// URL. */
 export function databaseName(url: string): string {
@@ -374,20 +411,19 @@ export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 50
   const name = databaseName(url);
   const server = new URL(url);
   server.pathname = "/";
-  const connection = createConnection({ uri: server.toString(), connectTimeout: connectTimeoutMs });
+  const pool = mysqlPool({ url: server.toString(), connectTimeoutMs }, 1).promise();
   try {
     // Look first: a service account may use its database without the right to create one.
-    const [rows] = await connection
-      .promise()
-      .query("SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", [name]);
+    const [rows] = await pool.query(
+      "SELECT 1 FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
+      [name],
+    );
     if ((rows as unknown[]).length > 0) return;
-    await connection
-      .promise()
-      .query(
-        `CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-      );
+    await pool.query(
+      `CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+    );
   } finally {
-    connection.destroy();
+    await pool.end();
   }
 }
 
@@ -397,10 +433,10 @@ export async function dropDatabase(url: string): Promise<void> {
   const name = databaseName(url);
   const server = new URL(url);
   server.pathname = "/";
-  const connection = createConnection({ uri: server.toString() });
+  const pool = mysqlPool({ url: server.toString(), connectTimeoutMs: 10_000 }, 1).promise();
   try {
-    await connection.promise().query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await pool.query(`DROP DATABASE IF EXISTS \`${name}\``);
   } finally {
-    connection.destroy();
+    await pool.end();
   }
 }

@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { withSignal } from "./cancel.js";
 import type { Db } from "./database.js";
 import { isDatabaseUnavailable } from "./errors.js";
 
@@ -9,11 +10,16 @@ import { isDatabaseUnavailable } from "./errors.js";
 export interface ReadRouting {
   /** Runs `read` on a database that has every write committed before this call. */
   read<T>(read: (db: Db) => Promise<T>): Promise<T>;
+  /** The same routing, its statements stopped when `signal` aborts (cancel.ts). */
+  forCall(signal: AbortSignal | undefined): ReadRouting;
 }
 
 /** Every read on the primary: no read replica configured. */
 export function primaryReads(primary: Db): ReadRouting {
-  return { read: (read) => read(primary) };
+  return {
+    read: (read) => read(primary),
+    forCall: (signal) => primaryReads(withSignal(primary, signal)),
+  };
 }
 
 /** How long a read waits for the replica to catch up before going to the primary. */
@@ -37,13 +43,23 @@ export interface ReplicaReadStats {
  * The replica account must only SELECT: a write on the replica stops replication.
  */
 export class ReplicaReads implements ReadRouting {
-  readonly stats: ReplicaReadStats = { replica: 0, primaryAfterWait: 0, primaryAfterError: 0 };
-
   constructor(
     private readonly primary: Db,
     private readonly replica: Db,
     private readonly waitMs = REPLICA_WAIT_MS,
+    readonly stats: ReplicaReadStats = { replica: 0, primaryAfterWait: 0, primaryAfterError: 0 },
   ) {}
+
+  forCall(signal: AbortSignal | undefined): ReadRouting {
+    if (signal === undefined) return this;
+    const { primary, replica, waitMs, stats } = this;
+    return new ReplicaReads(
+      withSignal(primary, signal),
+      withSignal(replica, signal),
+      waitMs,
+      stats,
+    );
+  }
 
   /**
    * Throws unless both ends speak MariaDB's GTIDs; false if the replica does

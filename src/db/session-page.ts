@@ -1,6 +1,7 @@
-import { CompiledQuery, type SelectQueryBuilder } from "kysely";
+import type { CompiledQuery, SelectQueryBuilder } from "kysely";
 import type { Cursor } from "../domain/cursor.js";
 import type { SessionStatus, SessionSummary } from "../domain/session.js";
+import { rawStatement } from "./cancel.js";
 import type { Database, Db } from "./database.js";
 import { toSummary } from "./decode.js";
 import { liveQuiz, summaryColumns } from "./session-columns.js";
@@ -48,7 +49,7 @@ export async function findSessionPage(
     [SLOT_ID, q.after?.id],
   ]);
   const parameters = template.parameters.map((p) => (values.has(p) ? values.get(p) : p));
-  const { rows } = await db.executeQuery<PageRow>(CompiledQuery.raw(template.sql, parameters));
+  const { rows } = await db.executeQuery<PageRow>(rawStatement(db, template.sql, parameters));
   if (rows.length === 0) return undefined;
   return rows.flatMap((row) => toSummary(row) ?? []);
 }

@@ -2,7 +2,6 @@ import { createRequire } from "node:module";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import {
   type CompiledQuery,
-  type DatabaseConnection,
   type Driver,
   Kysely,
   type KyselyPlugin,
@@ -15,8 +14,9 @@ import {
   SqliteDialect,
   type UnknownRow,
 } from "kysely";
-import { endsTransaction, statementSignal } from "./cancel.js";
+import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
+import { wrapConnections } from "./wrap-connections.js";
 
 /**
  * The embedded store: SQLite through better-sqlite3, for trying the service,
@@ -93,28 +93,15 @@ export function openSqlite(filename: string): Kysely<Database> {
 /** SQLite whose statements wait out another process's lock asynchronously (see above). */
 class LockWaitingDialect extends SqliteDialect {
   override createDriver(): Driver {
-    const driver = super.createDriver();
-    const acquire = driver.acquireConnection.bind(driver);
-    const wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
-    driver.acquireConnection = async () => {
-      const connection = await acquire();
-      let waiting = wrapped.get(connection);
-      if (waiting === undefined) {
-        waiting = {
-          executeQuery: <R>(query: CompiledQuery) => {
-            // The driver is synchronous: a stopped call stops between statements.
-            const signal = statementSignal();
-            if (signal?.aborted && !endsTransaction(query.sql))
-              return Promise.reject(signal.reason);
-            return traced(query.sql, () => waitOutLocks(() => connection.executeQuery<R>(query)));
-          },
-          streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
-        };
-        wrapped.set(connection, waiting);
-      }
-      return waiting;
-    };
-    return driver;
+    return wrapConnections(super.createDriver(), (connection) => ({
+      executeQuery: <R>(query: CompiledQuery) => {
+        // The driver is synchronous: a stopped call stops between statements.
+        const signal = signalOf(query);
+        if (signal?.aborted && !endsTransaction(query.sql)) return Promise.reject(signal.reason);
+        return traced(query.sql, () => waitOutLocks(() => connection.executeQuery<R>(query)));
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    }));
   }
 }
 
