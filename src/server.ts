@@ -58,6 +58,7 @@ import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
 import { restRoutes } from "./rest/routes.js";
+import { serializerCompilers } from "./rest/serializing.js";
 import { userIdKey } from "./rpc/auth-interceptor.js";
 import { callKey } from "./rpc/call-interceptor.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
@@ -121,10 +122,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.
     ajv: { customOptions: { coerceTypes: false } },
-    // A response's nullable fields (anyOf [T, null]) are serialized by the
-    // branch their value validates against; the values are ours, so the type
-    // decides it: re-checking each time's date-time format on every response
-    // is work for nothing.
+    // Responses are written from their schemas as rest/serializing.ts gives
+    // them; a union left to choose by validation checks no format (the values are ours).
+    schemaController: { compilersFactory: serializerCompilers },
     serializerOpts: { ajv: { validateFormats: false } },
     genReqId: requestId,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

@@ -3,12 +3,20 @@
  * writes it, in about a quarter of its time (pages of sessions write 40 of
  * them). Outside years 0001–9999 it is `toISOString`'s own answer.
  */
-export function isoTime(ms: number): string {
-  if (!Number.isInteger(ms) || ms < MIN_MS || ms > MAX_MS) return new Date(ms).toISOString();
+export function isoTime(ms: number): IsoTime {
+  if (!Number.isInteger(ms) || ms < MIN_MS || ms > MAX_MS)
+    return new Date(ms).toISOString() as IsoTime;
   const seconds = Math.floor(ms / 1000);
   const millis = ms - seconds * 1000;
-  return `${isoSeconds(seconds)}.${millis < 100 ? (millis < 10 ? "00" : "0") : ""}${millis}Z`;
+  return `${isoSeconds(seconds)}.${millis < 100 ? (millis < 10 ? "00" : "0") : ""}${millis}Z` as IsoTime;
 }
+
+declare const written: unique symbol;
+/**
+ * A string `isoTime` wrote: digits and "-+T:.Z" only, so JSON holds it as it
+ * is, unescaped (rest/serializing.ts).
+ */
+export type IsoTime = string & { readonly [written]: true };
 
 /** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z. */
 const MIN_MS = -62_135_596_800_000;

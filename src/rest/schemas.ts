@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from "@fastify/type-provider-typebox";
+import type { IsoTime } from "../domain/iso-time.js";
 import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**
@@ -9,8 +10,9 @@ import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const DatabaseId = (description?: string) =>
   Type.String({ pattern: "^[1-9][0-9]*$", ...(description && { description }) });
+/** Written only by isoTime (its type says so): rest/serializing.ts writes it unescaped. */
 const Time = (description?: string) =>
-  Type.String({ format: "date-time", ...(description && { description }) });
+  Type.Unsafe<IsoTime>(Type.String({ format: "date-time", ...(description && { description }) }));
 
 const Mode = Type.Union([Type.Literal("full"), Type.Literal("review")], {
   description:
