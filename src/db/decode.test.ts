@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toSession } from "./decode.js";
+import { toSession, toSummary } from "./decode.js";
 
 const session = {
   id: "019a0000-0000-7000-8000-000000000001",
@@ -9,7 +9,7 @@ const session = {
   total_questions: 3,
   correct_answers: 1,
   answered_questions: 2,
-  mode: "full" as const,
+  review: 0,
 };
 const answer = (id: string, at: string) => ({
   ...session,
@@ -42,5 +42,12 @@ describe("toSession", () => {
     };
     expect(toSession([{ ...none, id: null }])).toBeUndefined();
     expect(toSession([none])?.answers).toEqual([]);
+  });
+});
+
+describe("toSummary", () => {
+  it("reads the mode from `review`, a number or the string a driver may give for it", () => {
+    const mode = (review: number | string) => toSummary({ ...session, review })?.mode;
+    expect([mode(0), mode(1), mode("0"), mode("1")]).toEqual(["full", "review", "full", "review"]);
   });
 });

@@ -13,7 +13,8 @@ export interface SummaryColumns {
   total_questions: number | null;
   correct_answers: number | null;
   answered_questions: number | null;
-  mode: "full" | "review" | null;
+  /** 1 for a review session, 0 for a whole quiz (session-columns.ts); a string where the driver gives one. */
+  review: number | string | null;
 }
 
 export interface AnswerColumns {
@@ -26,7 +27,7 @@ export interface AnswerColumns {
 
 /** The session of a row, or undefined when the row has none (a LEFT JOIN that matched nothing). */
 export function toSummary(row: SummaryColumns): SessionSummary | undefined {
-  const { id, quiz_id, started_at, total_questions, correct_answers, answered_questions, mode } =
+  const { id, quiz_id, started_at, total_questions, correct_answers, answered_questions, review } =
     row;
   if (id === null) return undefined;
   if (
@@ -35,7 +36,7 @@ export function toSummary(row: SummaryColumns): SessionSummary | undefined {
     total_questions === null ||
     correct_answers === null ||
     answered_questions === null ||
-    mode === null
+    review === null
   ) {
     // NOT NULL columns of a matched row: only a broken statement gets here.
     throw new Error("a session row with null columns");
@@ -48,7 +49,7 @@ export function toSummary(row: SummaryColumns): SessionSummary | undefined {
     totalQuestions: total_questions,
     correctAnswers: correct_answers,
     answeredQuestions: answered_questions,
-    mode,
+    mode: Number(review) === 1 ? "review" : "full",
   };
 }
 

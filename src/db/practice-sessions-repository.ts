@@ -5,7 +5,7 @@ import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js"
 import { toSession, toStoredAnswer, toSummary } from "./decode.js";
 import { RowMoved } from "./errors.js";
 import { joinedMemoryColumns, toMemory } from "./question-memory-repository.js";
-import { liveQuiz, summaryColumns } from "./session-columns.js";
+import { liveQuiz, summaryColumns, summaryColumnsOfS } from "./session-columns.js";
 
 /**
  * SQL of the practice sessions: one statement per function, decoded to domain
@@ -15,8 +15,7 @@ import { liveQuiz, summaryColumns } from "./session-columns.js";
 /** The unique key that allows one in-progress session per user and quiz. */
 export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
 
-/** A session's summary columns, of `practice_sessions as s`. */
-const sessionColumns = summaryColumns.map((c) => `s.${c}` as const);
+const sessionColumns = summaryColumnsOfS;
 
 /** Columns of one answer, of `practice_session_answers as a` (null when it has none). */
 const answerColumns = [

@@ -4,7 +4,7 @@ import type { SessionStatus, SessionSummary } from "../domain/session.js";
 import { rawStatement } from "./cancel.js";
 import type { Database, Db } from "./database.js";
 import { toSummary } from "./decode.js";
-import { liveQuiz, summaryColumns } from "./session-columns.js";
+import { liveQuiz, plainSummaryColumns, summaryColumns } from "./session-columns.js";
 
 export interface SessionPageQuery {
   userId: string;
@@ -86,7 +86,7 @@ function pageQuery(db: Db, q: SessionPageQuery) {
   return db
     .selectFrom(liveQuiz(db, q.quizId).as("live"))
     .leftJoin(newestFirst(page).limit(q.take).as("s"), (join) => join.onTrue())
-    .select(summaryColumns.map((c) => `s.${c}` as const))
+    .select([...plainSummaryColumns.map((c) => `s.${c}` as const), "s.review"])
     .orderBy("s.started_at", "desc")
     .orderBy("s.id", "desc");
 }
