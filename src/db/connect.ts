@@ -8,11 +8,12 @@ import {
   type MysqlPoolConnection,
   type QueryResult,
 } from "kysely";
-import { createPool, type Pool, type PoolConnection } from "mysql2";
+import { createPool, type Pool, type PoolConnection, type PoolOptions } from "mysql2";
 import type { PoolConnection as PromisePoolConnection } from "mysql2/promise";
 import { allowWritesTogether } from "./answer-writes.js";
 import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
+import { queryFormat } from "./query-format.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
 import { wrapConnections } from "./wrap-connections.js";
@@ -139,6 +140,8 @@ function mysqlPool(
 ): Pool {
   return createPool({
     ...NO_STATEMENT_CACHE,
+    // mysql2 types it as returning nothing; it uses the text returned.
+    queryFormat: queryFormat as unknown as PoolOptions["queryFormat"],
     multipleStatements,
     uri: options.url,
     connectionLimit,
