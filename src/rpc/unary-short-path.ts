@@ -41,6 +41,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { App } from "../app-server.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { compileBinaryWriter } from "./proto-binary.js";
 import { compileJsonWriter } from "./proto-json.js";
 import { readUpTo } from "./read-body.js";
 
@@ -51,6 +52,7 @@ type Options = ReturnType<typeof validateUniversalHandlerOptions>;
 type Serialization = ReturnType<typeof createMethodSerializationLookup>;
 type RawRequest = IncomingMessage | Http2ServerRequest;
 type JsonWriter = ReturnType<typeof compileJsonWriter>;
+type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
 
 /** The route constraint that picks the short path: a unary gRPC or Connect POST. */
 export const unaryShortPathConstraint: ConstraintStrategy = {
@@ -170,6 +172,7 @@ export async function unaryShortPathRoutes(
       opt,
     );
     const json = compileJsonWriter(spec.method.output, opt.jsonOptions);
+    const binary = compileBinaryWriter(spec.method.output);
     const route = (protocol: string, answer: Answer) => {
       const served: Route = {
         spec,
@@ -183,7 +186,7 @@ export async function unaryShortPathRoutes(
         serve(req, reply, served),
       );
     };
-    route("grpc", (call) => grpcAnswer(call, opt));
+    route("grpc", (call) => grpcAnswer(call, opt, binary));
     route("connect", (call) => connectAnswer(call, opt, serialization, json));
   }
 }
@@ -231,7 +234,11 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
 }
 
 /** The answer Connect's gRPC handler gives. */
-async function grpcAnswer(call: Call, opt: Options): Promise<Reply | undefined> {
+async function grpcAnswer(
+  call: Call,
+  opt: Options,
+  binary: BinaryWriter | undefined,
+): Promise<Reply | undefined> {
   const { req, body, spec } = call;
   const timeout = parseGrpcTimeout(header(req, "grpc-timeout"), opt.maxTimeoutMs);
   const compression = compressionNegotiate(
@@ -256,7 +263,8 @@ async function grpcAnswer(call: Call, opt: Options): Promise<Reply | undefined> 
   try {
     const input = parseBinary(call, bytes);
     const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
-    out = await envelope(toBinary(spec.method.output, output), compression.response, opt);
+    const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
+    out = await envelope(encoded, compression.response, opt);
   } catch (e) {
     setTrailerStatus(context.responseTrailer, asConnectError(e));
   }
