@@ -175,6 +175,9 @@ function writeBool(v: unknown): string {
 const MIN_SECONDS = -62_135_596_800;
 const MAX_SECONDS = 253_402_300_799;
 
+/** ".000" to ".999". */
+const MILLIS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, "0")}`);
+
 /** A Timestamp as protobuf-es writes it: RFC 3339 in UTC, 0, 3, 6 or 9 fraction digits. */
 function timestampJson(ts: Timestamp): string {
   if (ts.$typeName !== "google.protobuf.Timestamp") refuse();
@@ -184,13 +187,12 @@ function timestampJson(ts: Timestamp): string {
   if (!valid || seconds < MIN_SECONDS || seconds > MAX_SECONDS || nanos < 0 || nanos > 999_999_999)
     refuse();
   let fraction = "";
-  if (nanos > 0) {
+  if (nanos % 1_000_000 === 0) {
+    // Milliseconds, as the service's times all are.
+    if (nanos > 0) fraction = MILLIS[nanos / 1_000_000] as string;
+  } else {
     const digits = String(nanos + 1_000_000_000).slice(1);
-    fraction = digits.endsWith("000000")
-      ? `.${digits.slice(0, 3)}`
-      : digits.endsWith("000")
-        ? `.${digits.slice(0, 6)}`
-        : `.${digits}`;
+    fraction = digits.endsWith("000") ? `.${digits.slice(0, 6)}` : `.${digits}`;
   }
   return `"${isoSeconds(seconds)}${fraction}Z"`;
 }
