@@ -22,6 +22,16 @@ describe("isoTime: Date#toISOString's text", () => {
     );
   });
 
+  it("for times in runs, as a page has them: in one hour, then the next, then back", () => {
+    const start = Date.UTC(2026, 10, 26, 15, 59, 58, 998);
+    for (const step of [1, 7, 999, 1000, 61_001, 3_599_999]) {
+      for (let i = 0; i < 50; i++) {
+        const ms = start + ((i * step) % 7_200_000) * (i % 3 === 2 ? -1 : 1);
+        expect(isoTime(ms)).toBe(new Date(ms).toISOString());
+      }
+    }
+  });
+
   it("at the edges of days, leap days, centuries and the range", () => {
     for (const iso of [
       "0001-01-01T00:00:00.000Z",

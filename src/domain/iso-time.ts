@@ -7,9 +7,17 @@ export function isoTime(ms: number): IsoTime {
   if (!Number.isInteger(ms) || ms < MIN_MS || ms > MAX_MS)
     return new Date(ms).toISOString() as IsoTime;
   const seconds = Math.floor(ms / 1000);
-  const millis = ms - seconds * 1000;
-  return `${isoSeconds(seconds)}.${millis < 100 ? (millis < 10 ? "00" : "0") : ""}${millis}Z` as IsoTime;
+  return `${isoSeconds(seconds)}${dotMillis(ms - seconds * 1000)}Z` as IsoTime;
 }
+
+/** ".000" to ".999" for 0 to 999 milliseconds. */
+export function dotMillis(millis: number): string {
+  return MILLIS[millis] as string;
+}
+
+const MILLIS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, "0")}`);
+/** "00" to "59". */
+const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, "0"));
 
 declare const written: unique symbol;
 /**
@@ -27,12 +35,20 @@ const MAX_MS = 253_402_300_799_999;
  * 0001–9999 (the caller checks the range).
  */
 export function isoSeconds(seconds: number): string {
-  const days = Math.floor(seconds / 86_400);
-  const ofDay = seconds - days * 86_400;
-  const hours = Math.floor(ofDay / 3600);
-  const minutes = Math.floor(ofDay / 60) - hours * 60;
-  return `${civilDate(days)}T${two(hours)}:${two(minutes)}:${two(ofDay % 60)}`;
+  const hour = Math.floor(seconds / 3600);
+  if (hour !== lastHour) {
+    // A page's times mostly share their hour: its text is kept.
+    const days = Math.floor(hour / 24);
+    lastHourText = `${civilDate(days)}T${TWO[hour - days * 24]}:`;
+    lastHour = hour;
+  }
+  const ofHour = seconds - hour * 3600;
+  const minutes = Math.floor(ofHour / 60);
+  return `${lastHourText}${TWO[minutes]}:${TWO[ofHour - minutes * 60]}`;
 }
+
+let lastHour = Number.NaN;
+let lastHourText = "";
 
 let lastDay = Number.NaN;
 let lastDate = "";
@@ -52,10 +68,6 @@ function civilDate(days: number): string {
   const month = mp < 10 ? mp + 3 : mp - 9;
   const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
   lastDay = days;
-  lastDate = `${String(year).padStart(4, "0")}-${two(month)}-${two(day)}`;
+  lastDate = `${String(year).padStart(4, "0")}-${TWO[month]}-${TWO[day]}`;
   return lastDate;
-}
-
-function two(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
 }

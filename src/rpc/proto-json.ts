@@ -7,7 +7,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { isoSeconds } from "../domain/iso-time.js";
+import { dotMillis, isoSeconds } from "../domain/iso-time.js";
 
 /**
  * protobuf-es's `toJsonString`, written straight to a string for messages made
@@ -48,6 +48,7 @@ function refuse(): never {
   throw REFUSED;
 }
 const IMPLICIT = 2;
+const EDITION_PROTO3 = 999;
 const LEGACY_REQUIRED = 3;
 const INT32_KINDS = new Set([
   ScalarType.INT32,
@@ -79,7 +80,10 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
   seen.set(schema, write);
   const lines = [
     `if (m.$typeName !== ${JSON.stringify(schema.typeName)}) refuse();`,
-    `let o = "", v;`,
+    // `s` goes before each field: "{" before the first, "," after. Slicing a
+    // leading comma off instead would copy each message's text, and the
+    // page's, once more.
+    `let o = "", s = "{", v;`,
   ];
   const sorted = [...schema.fields].sort((a, b) => a.number - b.number);
   for (const field of sorted) {
@@ -88,17 +92,20 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
     const value = valueCode(field, seen, nested);
     if (value === undefined) return undefined;
     const local = JSON.stringify(field.localName);
-    const key = JSON.stringify(`,${JSON.stringify(field.jsonName)}:`);
+    const key = `s + ${JSON.stringify(`${JSON.stringify(field.jsonName)}:`)}`;
     lines.push(`v = m[${local}];`);
     if (field.fieldKind === "list") {
       lines.push(
         "if (!Array.isArray(v)) refuse();",
-        `if (v.length > 0) { o += ${key} + "[" + ${value("v[0]")};`,
+        `if (v.length > 0) { o += ${key} + "[" + ${value("v[0]")}; s = ",";`,
         `  for (let i = 1; i < v.length; i++) o += "," + ${value("v[i]")};`,
         `  o += "]"; }`,
       );
     } else if (field.presence !== IMPLICIT) {
-      lines.push(`if (v !== undefined && Object.hasOwn(m, ${local})) o += ${key} + ${value("v")};`);
+      // Only proto2 messages hold defaults on their prototype (protobuf-es's test).
+      const own =
+        field.parent.file.edition === EDITION_PROTO3 ? "" : ` && Object.hasOwn(m, ${local})`;
+      lines.push(`if (v !== undefined${own}) { o += ${key} + ${value("v")}; s = ","; }`);
     } else {
       // protobuf-es's zero tests: "" for strings, false for booleans, the
       // first value (strictly) for enums, a loose 0 otherwise.
@@ -111,10 +118,10 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
             : scalar === ScalarType.BOOL
               ? "v !== false"
               : "v != 0";
-      lines.push(`if (${present}) o += ${key} + ${value("v")};`);
+      lines.push(`if (${present}) { o += ${key} + ${value("v")}; s = ","; }`);
     }
   }
-  lines.push(`return "{" + o.slice(1) + "}";`);
+  lines.push(`return o === "" ? "{}" : o + "}";`);
   const body = `return (m) => { ${lines.join("\n")} };`;
   generated = new Function("refuse", "nested", "string", "int", "bool", body)(
     refuse,
@@ -175,9 +182,6 @@ function writeBool(v: unknown): string {
 const MIN_SECONDS = -62_135_596_800;
 const MAX_SECONDS = 253_402_300_799;
 
-/** ".000" to ".999". */
-const MILLIS = Array.from({ length: 1000 }, (_, i) => `.${String(i).padStart(3, "0")}`);
-
 /** A Timestamp as protobuf-es writes it: RFC 3339 in UTC, 0, 3, 6 or 9 fraction digits. */
 function timestampJson(ts: Timestamp): string {
   if (ts.$typeName !== "google.protobuf.Timestamp") refuse();
@@ -189,7 +193,7 @@ function timestampJson(ts: Timestamp): string {
   let fraction = "";
   if (nanos % 1_000_000 === 0) {
     // Milliseconds, as the service's times all are.
-    if (nanos > 0) fraction = MILLIS[nanos / 1_000_000] as string;
+    if (nanos > 0) fraction = dotMillis(nanos / 1_000_000);
   } else {
     const digits = String(nanos + 1_000_000_000).slice(1);
     fraction = digits.endsWith("000") ? `.${digits.slice(0, 6)}` : `.${digits}`;
