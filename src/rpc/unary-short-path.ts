@@ -404,8 +404,20 @@ function handlerContext(
 function callUrl(raw: RawRequest): string {
   const encrypted = "encrypted" in raw.socket && raw.socket.encrypted;
   const authority = "authority" in raw ? raw.authority : raw.headers.host;
-  return new URL(raw.url ?? "", `${encrypted ? "https" : "http"}://${authority}`).toString();
+  const base = `${encrypted ? "https" : "http"}://${authority}`;
+  // A method's path from one host is the same text call after call: parsed once.
+  const key = `${base} ${raw.url}`;
+  let url = urls.get(key);
+  if (url === undefined) {
+    url = new URL(raw.url ?? "", base).toString();
+    if (urls.size >= URLS_KEPT) urls.clear();
+    urls.set(key, url);
+  }
+  return url;
 }
+
+const urls = new Map<string, string>();
+const URLS_KEPT = 1000;
 
 /** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */
 async function envelope(
