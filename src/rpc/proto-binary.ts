@@ -1,4 +1,5 @@
 import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
+import { LEGACY_REQUIRED, orLeftToProtobufEs, presentCode, refuse } from "./proto-writers.js";
 
 /**
  * protobuf-es's `toBinary`, written straight into one buffer for messages
@@ -18,20 +19,15 @@ export function compileBinaryWriter(
 ): ((message: object) => Uint8Array | undefined) | undefined {
   const compiled = compile(schema, new Map());
   if (compiled === undefined) return undefined;
-  return (message) => {
-    try {
-      const sizes: number[] = [];
-      compiled.size(message, sizes);
-      const out = new Output(Buffer.allocUnsafe(sizes[0] ?? 0), sizes);
-      // The message's own size was the first entry: the buffer's.
-      out.next = 1;
-      compiled.write(message, out);
-      return out.pos === out.buf.length ? out.buf : undefined;
-    } catch (e) {
-      if (e === REFUSED) return undefined;
-      throw e;
-    }
-  };
+  return orLeftToProtobufEs((message) => {
+    const sizes: number[] = [];
+    compiled.size(message, sizes);
+    const out = new Output(Buffer.allocUnsafe(sizes[0] ?? 0), sizes);
+    // The message's own size was the first entry: the buffer's.
+    out.next = 1;
+    compiled.write(message, out);
+    return out.pos === out.buf.length ? out.buf : undefined;
+  });
 }
 
 /** A message's two passes: `size` pushes its own size first, then its values' in write order. */
@@ -40,14 +36,6 @@ interface Compiled {
   write(message: object, out: Output): void;
 }
 
-/** Thrown where protobuf-es might write otherwise or throw: the call starts over on its path. */
-const REFUSED = Symbol("left to protobuf-es");
-function refuse(): never {
-  throw REFUSED;
-}
-
-const IMPLICIT = 2;
-const EDITION_PROTO3 = 999;
 const LEN = 2;
 const VARINT = 0;
 
@@ -180,7 +168,8 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Compiled>): Compile
 
 /** A field's code in both passes (`v`: its value; `n`: the size so far; `o`: the output). */
 function fieldCode(field: DescField, seen: Map<DescMessage, Compiled>, nested: Compiled[]) {
-  if (field.oneof || field.fieldKind === "map" || field.presence === 3) return undefined;
+  if (field.oneof || field.fieldKind === "map" || field.presence === LEGACY_REQUIRED)
+    return undefined;
   const local = `m[${JSON.stringify(field.localName)}]`;
   const isList = field.fieldKind === "list";
   const kind = isList ? field.listKind : field.fieldKind;
@@ -194,23 +183,7 @@ function fieldCode(field: DescField, seen: Map<DescMessage, Compiled>, nested: C
       write: `v = ${local}; for (let i = 0; i < v.length; i++) { ${value.write("v[i]")} }`,
     };
   }
-  let present: string;
-  if (field.presence !== IMPLICIT) {
-    // Only proto2 messages hold defaults on their prototype (protobuf-es's test).
-    present =
-      field.parent.file.edition === EDITION_PROTO3
-        ? "v !== undefined"
-        : `v !== undefined && Object.hasOwn(m, ${JSON.stringify(field.localName)})`;
-  } else if (kind === "enum") {
-    present = `v !== ${field.enum?.values[0]?.number ?? 0}`;
-  } else if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING) {
-    present = `v !== ""`;
-  } else if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) {
-    present = "v !== false";
-  } else {
-    // protobuf-es's loose test: 0, 0n and "0" are all unset.
-    present = "v != 0";
-  }
+  const present = presentCode(field);
   return {
     size: `v = ${local}; if (${present}) { ${value.size("v")} }`,
     write: `v = ${local}; if (${present}) { ${value.write("v")} }`,

@@ -8,6 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { dotMillis, isoSeconds } from "../domain/iso-time.js";
+import { LEGACY_REQUIRED, orLeftToProtobufEs, presentCode, refuse } from "./proto-writers.js";
 
 /**
  * protobuf-es's `toJsonString`, written straight to a string for messages made
@@ -29,27 +30,11 @@ export function compileJsonWriter(
   const encoder = "textEncoder" in options;
   if (writeOption || encoder || options.registry || options.prettySpaces) return undefined;
   const write = compile(schema, new Map());
-  if (write === undefined) return undefined;
-  return (message) => {
-    try {
-      return write(message);
-    } catch (e) {
-      if (e === REFUSED) return undefined;
-      throw e;
-    }
-  };
+  return write && orLeftToProtobufEs(write);
 }
 
 type Write = (message: object) => string;
 
-/** Thrown where protobuf-es might throw: the call starts over on its path, for its answer. */
-const REFUSED = Symbol("left to protobuf-es");
-function refuse(): never {
-  throw REFUSED;
-}
-const IMPLICIT = 2;
-const EDITION_PROTO3 = 999;
-const LEGACY_REQUIRED = 3;
 const INT32_KINDS = new Set([
   ScalarType.INT32,
   ScalarType.UINT32,
@@ -101,24 +86,8 @@ function compile(schema: DescMessage, seen: Map<DescMessage, Write>): Write | un
         `  for (let i = 1; i < v.length; i++) o += "," + ${value("v[i]")};`,
         `  o += "]"; }`,
       );
-    } else if (field.presence !== IMPLICIT) {
-      // Only proto2 messages hold defaults on their prototype (protobuf-es's test).
-      const own =
-        field.parent.file.edition === EDITION_PROTO3 ? "" : ` && Object.hasOwn(m, ${local})`;
-      lines.push(`if (v !== undefined${own}) { o += ${key} + ${value("v")}; s = ","; }`);
     } else {
-      // protobuf-es's zero tests: "" for strings, false for booleans, the
-      // first value (strictly) for enums, a loose 0 otherwise.
-      const scalar = field.fieldKind === "scalar" ? field.scalar : undefined;
-      const present =
-        field.fieldKind === "enum"
-          ? `v !== ${field.enum.values[0]?.number ?? 0}`
-          : scalar === ScalarType.STRING
-            ? `v !== ""`
-            : scalar === ScalarType.BOOL
-              ? "v !== false"
-              : "v != 0";
-      lines.push(`if (${present}) { o += ${key} + ${value("v")}; s = ","; }`);
+      lines.push(`if (${presentCode(field)}) { o += ${key} + ${value("v")}; s = ","; }`);
     }
   }
   lines.push(`return o === "" ? "{}" : o + "}";`);
