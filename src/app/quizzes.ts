@@ -32,9 +32,9 @@ export class Quizzes {
     input: { limit?: number | undefined; cursor?: string | undefined },
     signal?: AbortSignal,
   ): Promise<QuizPage> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    const reads = this.reads.forCall(signal);
-    return inUseCaseSpan("listQuizzes", () => listQuizzes(reads, this.clock, userId, input));
+    return this.#run("listQuizzes", signal, (reads) =>
+      listQuizzes(reads, this.clock, userId, input),
+    );
   }
 
   /**
@@ -42,9 +42,18 @@ export class Quizzes {
    * else is the same `not_found` as ListSessions gives.
    */
   getQuiz(quizId: string, signal?: AbortSignal): Promise<Quiz> {
+    return this.#run("getQuiz", signal, (reads) => this.#getQuiz(reads, quizId));
+  }
+
+  /** Runs use case `name` in its span, with its statements stopped when `signal` aborts. */
+  #run<T>(
+    name: string,
+    signal: AbortSignal | undefined,
+    work: (reads: ReadRouting) => Promise<T>,
+  ): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     const reads = this.reads.forCall(signal);
-    return inUseCaseSpan("getQuiz", () => this.#getQuiz(reads, quizId));
+    return inUseCaseSpan(name, () => work(reads));
   }
 
   async #getQuiz(reads: ReadRouting, quizId: string): Promise<Quiz> {

@@ -34,10 +34,26 @@ class CallSignal implements KyselyPlugin {
   }
 }
 
-/** `db` whose statements are stopped when `signal` aborts (none: `db` itself). */
+/**
+ * `db` whose statements are stopped when `signal` aborts (none: `db` itself),
+ * one per database and call: a use case's writes and its routed reads share it.
+ */
 export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined): Kysely<DB> {
-  return signal === undefined ? db : db.withPlugin(new CallSignal(signal));
+  if (signal === undefined) return db;
+  let ofCall = perCall.get(signal);
+  if (ofCall === undefined) {
+    ofCall = new WeakMap();
+    perCall.set(signal, ofCall);
+  }
+  let stopped = ofCall.get(db);
+  if (stopped === undefined) {
+    stopped = db.withPlugin(new CallSignal(signal));
+    ofCall.set(db, stopped);
+  }
+  return stopped as Kysely<DB>;
 }
+
+const perCall = new WeakMap<AbortSignal, WeakMap<object, object>>();
 
 /** The signal of the call `query` runs for, if any. */
 export function signalOf(query: CompiledQuery): AbortSignal | undefined {

@@ -254,7 +254,7 @@ function readCommittedWritesOnGalera(
 }
 
 /**
- * Kysely's MySQL dialect on `pool`, each statement stopped as `stoppable`
+ * Kysely's MySQL dialect on `pool`, each statement stopped as `stoppableConnection`
  * says. Kysely sends a statement to its connection synchronously, so the
  * signal of the statement being sent is handed over in `sending`.
  */
@@ -264,7 +264,7 @@ class StoppableMysqlDialect extends MysqlDialect {
     const adapted = (connection: PoolConnection) => {
       let adapter = adapters.get(connection);
       if (adapter === undefined) {
-        adapter = stoppable(connection, timeoutMs, kill);
+        adapter = stoppableConnection(connection, timeoutMs, kill);
         adapters.set(connection, adapter);
       }
       return adapter;
@@ -310,7 +310,7 @@ let sending: AbortSignal | undefined;
  * transaction rolls back and its locks go at once (mysql2's own `timeout`
  * cannot be passed through Kysely).
  */
-function stoppable(
+function stoppableConnection(
   connection: PoolConnection,
   timeoutMs: number,
   kill: (statement: string) => Promise<void>,
