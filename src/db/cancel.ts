@@ -1,11 +1,12 @@
 import {
-  CompiledQuery,
+  type CompiledQuery,
+  createQueryId,
   type Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
-  type QueryId,
   type QueryResult,
+  RawNode,
   type RootOperationNode,
   type UnknownRow,
 } from "kysely";
@@ -18,15 +19,23 @@ import {
  * context. Carried by the query, not by async context: a statement stops
  * with the call whose Kysely compiled it, whatever context its promise
  * runs in.
+ *
+ * The mark is a property of the statement's root node, and a call's
+ * signalled databases hang on its signal: plain references, no WeakMap.
+ * V8's young-generation collections hold a WeakMap's values strongly, so
+ * a map from statements or signals to what leads back to the call would
+ * carry every call's objects through them, and V8 then allocates such
+ * objects (Kysely's among them) in the old generation from the start.
  */
-const signals = new WeakMap<QueryId, AbortSignal>();
+const CALL_SIGNAL = Symbol("call signal");
+
+type Marked = RootOperationNode & { readonly [CALL_SIGNAL]?: AbortSignal };
 
 class CallSignal implements KyselyPlugin {
   constructor(readonly signal: AbortSignal) {}
 
-  transformQuery({ node, queryId }: PluginTransformQueryArgs): RootOperationNode {
-    signals.set(queryId, this.signal);
-    return node;
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    return marked(node, this.signal);
   }
 
   transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
@@ -34,17 +43,23 @@ class CallSignal implements KyselyPlugin {
   }
 }
 
+function marked(node: RootOperationNode, signal: AbortSignal): RootOperationNode {
+  return Object.freeze({ ...node, [CALL_SIGNAL]: signal });
+}
+
+const DATABASES = Symbol("signalled databases");
+
+type SignalWithDatabases = AbortSignal & { [DATABASES]?: Map<object, object> };
+
 /**
  * `db` whose statements are stopped when `signal` aborts (none: `db` itself),
  * one per database and call: a use case's writes and its routed reads share it.
  */
 export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined): Kysely<DB> {
   if (signal === undefined) return db;
-  let ofCall = perCall.get(signal);
-  if (ofCall === undefined) {
-    ofCall = new WeakMap();
-    perCall.set(signal, ofCall);
-  }
+  const call = signal as SignalWithDatabases;
+  call[DATABASES] ??= new Map();
+  const ofCall = call[DATABASES];
   let stopped = ofCall.get(db);
   if (stopped === undefined) {
     stopped = db.withPlugin(new CallSignal(signal));
@@ -53,11 +68,9 @@ export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined):
   return stopped as Kysely<DB>;
 }
 
-const perCall = new WeakMap<AbortSignal, WeakMap<object, object>>();
-
 /** The signal of the call `query` runs for, if any. */
 export function signalOf(query: CompiledQuery): AbortSignal | undefined {
-  return signals.get(query.queryId);
+  return (query.query as Marked)[CALL_SIGNAL];
 }
 
 /**
@@ -69,10 +82,15 @@ export function rawStatement<DB>(
   sql: string,
   parameters: unknown[],
 ): CompiledQuery {
-  const query = CompiledQuery.raw(sql, parameters);
+  let query: RootOperationNode = RawNode.createWithSql(sql);
   for (const plugin of db.getExecutor().plugins)
-    if (plugin instanceof CallSignal) signals.set(query.queryId, plugin.signal);
-  return query;
+    if (plugin instanceof CallSignal) query = marked(query, plugin.signal);
+  return Object.freeze({
+    sql,
+    query,
+    parameters: Object.freeze(parameters),
+    queryId: createQueryId(),
+  });
 }
 
 /**
