@@ -29,6 +29,8 @@
  * BENCH_FRESH=1: every service is started again before each round, so that
  * no one process's luck (copies of one build differ by ±15% in CPU per call
  * here) rides on every round of a comparison.
+ * BENCH_WARM_MS: how long each target is called before it is measured (default
+ * 15 s; again after each restart with BENCH_FRESH).
  * BENCH_DURATION_MS, BENCH_ROUNDS, BENCH_CONCURRENCIES override; BENCH_BUSY_CORE=1
  * keeps one core busy meanwhile; BENCH_DATABASE_URL names the MySQL server.
  */
@@ -79,6 +81,13 @@ const CONCURRENCIES = RATE
       .split(",")
       .map(Number);
 const FRESH = env.BENCH_FRESH === "1";
+/**
+ * V8 compiles a service's hot code over its first ten thousand or so calls:
+ * CPU per call measured earlier counts the compiling too (here a list call
+ * measured after 4 s of calls cost 1.4 times what it does after 20 s), and
+ * more of it the more code a call runs.
+ */
+const WARM_MS = Number(env.BENCH_WARM_MS ?? (QUICK ? 0 : 15_000));
 
 /** The services of this run, to start again before each round (BENCH_FRESH). */
 const services: (() => Promise<void>)[] = [];
@@ -101,7 +110,7 @@ interface Target {
   name: string;
   /** The process charged with the CPU. */
   server: () => Child;
-  run(concurrency: number): Promise<LoadResult>;
+  run(concurrency: number, durationMs?: number): Promise<LoadResult>;
 }
 
 interface Row {
@@ -125,14 +134,14 @@ async function main(): Promise<void> {
     const http = (name: string, server: Child, req: HttpList): Target => ({
       name,
       server: () => server,
-      run: (c) =>
+      run: (c, durationMs = DURATION_MS) =>
         httpLoad({
           ...req,
           port: server.port,
           headers: { ...auth, ...req.headers },
           connections: RATE ? RATE_CONNECTIONS : c,
           rate: RATE || undefined,
-          durationMs: DURATION_MS,
+          durationMs,
         }),
     });
     const grpc = (name: string, server: Child): Target => {
@@ -140,13 +149,13 @@ async function main(): Promise<void> {
       return {
         name,
         server: () => server,
-        run: async (c) => {
+        run: async (c, durationMs = DURATION_MS) => {
           // One connection, as a gRPC client keeps; its streams carry the callers.
           const client = new H2Client(server.port);
           try {
             const call = () => client.call(request);
-            if (RATE) return await openLoop(call, RATE, DURATION_MS, "OK");
-            return await closedLoop(call, c, DURATION_MS, "OK");
+            if (RATE) return await openLoop(call, RATE, durationMs, "OK");
+            return await closedLoop(call, c, durationMs, "OK");
           } finally {
             client.close();
           }
@@ -234,10 +243,9 @@ async function main(): Promise<void> {
     }
     const results = new Map<string, Row[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      if (FRESH && round > 0) {
-        for (const restart of services) await restart();
-        // Warmed as the first ones were (the sanity run, then earlier rounds).
-        for (const t of targets) await t.run(CONCURRENCIES[0] ?? 16);
+      if (FRESH && round > 0) for (const restart of services) await restart();
+      if (WARM_MS > 0 && (round === 0 || FRESH)) {
+        for (const t of targets) await t.run(CONCURRENCIES[0] ?? 16, WARM_MS);
       }
       for (const c of CONCURRENCIES) {
         for (const t of targets) {
