@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { fc } from "@fast-check/vitest";
@@ -14,12 +13,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
- * patches/@opentelemetry+otlp-transformer+0.301.0.patch encodes OTLP
- * protobuf's long strings and span ids natively. Here the patched serializer
+ * patches/@opentelemetry+otlp-transformer+0.301.0.patch writes OTLP protobuf
+ * in one pass, long strings encoded natively. Here the patched serializer
  * and the package's own code (a copy with the patch taken out again) encode
  * the same spans: the bytes must be the same, whatever the strings (ASCII,
- * any UTF-16, lone surrogates, short and long). Fails if the patch is not
- * applied, since taking it out then fails.
+ * any UTF-16, lone surrogates, short and long). Fails, too, if the patch is
+ * not applied.
  */
 
 const project = fileURLToPath(new URL("../../", import.meta.url));
@@ -32,14 +31,32 @@ let unpatched: typeof ProtobufTraceSerializer;
 
 beforeAll(async () => {
   cpSync(join(project, PACKAGE), join(root, PACKAGE), { recursive: true });
-  execFileSync("patch", ["--reverse", "--strip=1", "--quiet", `--directory=${root}`], {
-    input: readFileSync(PATCH),
-  });
+  unapply(readFileSync(PATCH, "utf8"), root);
   const entry = pathToFileURL(join(root, PACKAGE, "dist/index.mjs")).href;
   ({ ProtobufTraceSerializer: unpatched } = await import(entry));
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** The package's own files again: in each hunk, the patched side put back to the original. */
+function unapply(patch: string, into: string): void {
+  for (const diff of patch.split(/^diff --git /m).slice(1)) {
+    const file = join(into, /^\+\+\+ b\/(.+)$/m.exec(diff)?.[1] ?? "");
+    let text = readFileSync(file, "utf8");
+    for (const hunk of diff.split(/^@@.*\n/m).slice(1)) {
+      const lines = hunk.split("\n").filter((line) => /^[ +-]/.test(line));
+      const side = (dropped: string) =>
+        lines
+          .filter((line) => line[0] !== dropped)
+          .map((line) => line.slice(1))
+          .join("\n");
+      const patched = side("-");
+      if (!text.includes(patched)) throw new Error(`${file}: the patch is not applied`);
+      text = text.replace(patched, () => side("+"));
+    }
+    writeFileSync(file, text);
+  }
+}
 
 const exporter = new InMemorySpanExporter();
 const tracer = new TracerProvider({
