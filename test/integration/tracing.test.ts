@@ -22,11 +22,11 @@ import { TEST_SECRET } from "../support/service.js";
 /**
  * One trace from the caller to the consumer, on the compiled service as
  * `npm start` runs it (dist/, the tracing preload, Node's module hooks),
- * exporting OTLP/HTTP JSON to a receiver of the test's own: the caller's span
- * is the server span's parent on gRPC, REST and Connect, the SQL statements
- * (MariaDB, mysql2) nest under it, the relay publishes in the same trace with
- * `traceparent` in the NATS headers and the CloudEvent, and the example
- * consumer goes on under the relay's span. An unsampled caller exports
+ * exporting OTLP/HTTP (protobuf; the consumer JSON) to a receiver of the
+ * test's own: the caller's span is the server span's parent on gRPC, REST and
+ * Connect, the SQL statements (MariaDB, mysql2) nest under it, the relay
+ * publishes in the same trace with `traceparent` in the NATS headers and the
+ * CloudEvent, and the example consumer goes on under the relay's span. An unsampled caller exports
  * nothing; a malformed traceparent starts a new trace and fails no call.
  */
 
@@ -149,8 +149,8 @@ describe.skipIf(!natsUp)(
           NATS_STREAM: target.stream,
           NATS_SUBJECT_PREFIX: target.subjectPrefix,
           PRACTICE_PAGE: "off",
+          // The default protocol, http/protobuf; the consumer below sends http/json.
           OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
           OTEL_SERVICE_NAME: "practice-sessions",
           OTEL_BSP_SCHEDULE_DELAY: "100",
         }),

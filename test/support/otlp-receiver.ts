@@ -27,10 +27,22 @@ interface OtlpAttribute {
   key: string;
   value: OtlpValue;
 }
+/** ExportTraceServiceRequest as OTLP/JSON writes it (the fields read here). */
+interface TraceRequest {
+  resourceSpans?: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans?: {
+      spans?: (Omit<ReceivedSpan, "attributes" | "service" | "events"> & {
+        attributes?: OtlpAttribute[];
+        events?: { name: string }[];
+      })[];
+    }[];
+  }[];
+}
 
 /**
- * A small OTLP/HTTP receiver (http/json, POST /v1/traces) on 127.0.0.1: what a
- * collector would get. Spans that arrive are kept in `spans`.
+ * A small OTLP/HTTP receiver (POST /v1/traces, http/protobuf or http/json) on
+ * 127.0.0.1: what a collector would get. Spans that arrive are kept in `spans`.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
@@ -42,8 +54,12 @@ export class OtlpReceiver {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
-        if (req.url === "/v1/traces" && /json/.test(req.headers["content-type"] ?? "")) {
-          this.#take(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+        const body = Buffer.concat(chunks);
+        const type = req.headers["content-type"] ?? "";
+        if (req.url === "/v1/traces" && /json/.test(type)) {
+          this.#take(JSON.parse(body.toString("utf8")));
+        } else if (req.url === "/v1/traces" && /protobuf/.test(type)) {
+          this.#take(traceRequestFromProtobuf(body));
         }
         res.writeHead(200, { "content-type": "application/json" }).end("{}");
       });
@@ -81,17 +97,7 @@ export class OtlpReceiver {
     );
   }
 
-  #take(body: {
-    resourceSpans?: {
-      resource?: { attributes?: OtlpAttribute[] };
-      scopeSpans?: {
-        spans?: (Omit<ReceivedSpan, "attributes" | "service" | "events"> & {
-          attributes?: OtlpAttribute[];
-          events?: { name: string }[];
-        })[];
-      }[];
-    }[];
-  }): void {
+  #take(body: TraceRequest): void {
     for (const rs of body.resourceSpans ?? []) {
       const service = String(attributes(rs.resource?.attributes)["service.name"] ?? "");
       for (const ss of rs.scopeSpans ?? []) {
@@ -119,4 +125,84 @@ function attributes(list: OtlpAttribute[] | undefined): ReceivedSpan["attributes
       value.doubleValue;
   }
   return out;
+}
+
+/** Field number → values: varints as numbers, everything else as its bytes. */
+type Fields = Map<number, (number | Uint8Array)[]>;
+
+/** One protobuf message's fields, read off the wire format. */
+function fields(bytes: Uint8Array): Fields {
+  const out: Fields = new Map();
+  let at = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const byte = bytes[at++] ?? 0;
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  };
+  const take = (length: number) => {
+    at += length;
+    return bytes.subarray(at - length, at);
+  };
+  while (at < bytes.length) {
+    const tag = varint();
+    const wire = tag & 7;
+    const value =
+      wire === 0 ? varint() : wire === 1 ? take(8) : wire === 5 ? take(4) : take(varint());
+    out.set(Math.floor(tag / 8), [...(out.get(Math.floor(tag / 8)) ?? []), value]);
+  }
+  return out;
+}
+
+const messages = (f: Fields, n: number) => (f.get(n) ?? []).map((v) => fields(v as Uint8Array));
+const text = (f: Fields, n: number) => {
+  const v = f.get(n)?.[0];
+  return v === undefined ? undefined : Buffer.from(v as Uint8Array).toString("utf8");
+};
+const hex = (f: Fields, n: number) => {
+  const v = f.get(n)?.[0];
+  return v === undefined ? undefined : Buffer.from(v as Uint8Array).toString("hex");
+};
+
+/** KeyValue (1 key, 2 AnyValue: 1 string, 2 bool, 3 int, 4 double) as OTLP/JSON has it. */
+function keyValues(list: Fields[]): OtlpAttribute[] {
+  return list.map((kv) => {
+    const any = messages(kv, 2)[0] ?? new Map();
+    const double = any.get(4)?.[0] as Uint8Array | undefined;
+    return {
+      key: text(kv, 1) ?? "",
+      value: {
+        stringValue: text(any, 1),
+        boolValue: any.has(2) ? any.get(2)?.[0] === 1 : undefined,
+        intValue: any.get(3)?.[0] as number | undefined,
+        doubleValue: double && Buffer.from(double).readDoubleLE(0),
+      },
+    };
+  });
+}
+
+/** An http/protobuf ExportTraceServiceRequest in OTLP/JSON's shape (opentelemetry-proto's field numbers). */
+function traceRequestFromProtobuf(body: Uint8Array): TraceRequest {
+  return {
+    resourceSpans: messages(fields(body), 1).map((rs) => ({
+      resource: { attributes: keyValues(messages(messages(rs, 1)[0] ?? new Map(), 1)) },
+      scopeSpans: messages(rs, 2).map((ss) => ({
+        spans: messages(ss, 2).map((span) => {
+          const status = messages(span, 15)[0] ?? new Map();
+          return {
+            traceId: hex(span, 1) ?? "",
+            spanId: hex(span, 2) ?? "",
+            parentSpanId: hex(span, 4),
+            name: text(span, 5) ?? "",
+            kind: (span.get(6)?.[0] as number | undefined) ?? 0,
+            attributes: keyValues(messages(span, 9)),
+            events: messages(span, 11).map((event) => ({ name: text(event, 2) ?? "" })),
+            status: { code: status.get(3)?.[0] as number | undefined, message: text(status, 2) },
+          };
+        }),
+      })),
+    })),
+  };
 }
