@@ -27,7 +27,10 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
+# The install scripts stay off; patches/ (Connect, the OTLP encoder) go on by hand.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && node_modules/.bin/patch-package --error-on-fail \
  && npm cache clean --force
 
 # ---- runtime ------------------------------------------------------------------
