@@ -26,8 +26,9 @@ import { TEST_SECRET } from "../support/service.js";
  * test's own: the caller's span is the server span's parent on gRPC, REST and
  * Connect, the SQL statements (MariaDB, mysql2) nest under it, the relay
  * publishes in the same trace with `traceparent` in the NATS headers and the
- * CloudEvent, and the example consumer goes on under the relay's span. An unsampled caller exports
- * nothing; a malformed traceparent starts a new trace and fails no call.
+ * CloudEvent, and the example consumer goes on under the relay's span. An
+ * unsampled caller exports nothing; a malformed traceparent starts a new trace
+ * and fails no call.
  */
 
 const run = promisify(execFile);

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 
 /** A span as OTLP/JSON carries it (ids hex, kind a number: SERVER 2, CLIENT 3, PRODUCER 4, CONSUMER 5). */
 export interface ReceivedSpan {
@@ -130,28 +131,21 @@ function attributes(list: OtlpAttribute[] | undefined): ReceivedSpan["attributes
 /** Field number → values: varints as numbers, everything else as its bytes. */
 type Fields = Map<number, (number | Uint8Array)[]>;
 
-/** One protobuf message's fields, read off the wire format. */
+/** One protobuf message's fields, read with protobuf-es's wire reader. */
 function fields(bytes: Uint8Array): Fields {
   const out: Fields = new Map();
-  let at = 0;
-  const varint = () => {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      const byte = bytes[at++] ?? 0;
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-    }
-  };
-  const take = (length: number) => {
-    at += length;
-    return bytes.subarray(at - length, at);
-  };
-  while (at < bytes.length) {
-    const tag = varint();
-    const wire = tag & 7;
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [no, wire] = reader.tag();
     const value =
-      wire === 0 ? varint() : wire === 1 ? take(8) : wire === 5 ? take(4) : take(varint());
-    out.set(Math.floor(tag / 8), [...(out.get(Math.floor(tag / 8)) ?? []), value]);
+      wire === WireType.Varint
+        ? Number(reader.uint64())
+        : wire === WireType.LengthDelimited
+          ? reader.bytes()
+          : reader.skip(wire, no);
+    const values = out.get(no);
+    if (values) values.push(value);
+    else out.set(no, [value]);
   }
   return out;
 }
