@@ -4,6 +4,7 @@ import { codeHttpStatus, codeName } from "../app/connect-codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { deadlineExceeded } from "./call.js";
 
 /** How the REST gateway answers an error (rest/problem.ts `sendProblem`). */
 export type RestAnswer = (reply: AppReply, err: unknown) => unknown;
@@ -54,4 +55,18 @@ export function answerEarly(
     .code(codeHttpStatus(err.code))
     .type("application/json")
     .send(JSON.stringify({ code: codeName(err.code), message: err.rawMessage }));
+}
+
+/**
+ * Answers a REST call whose deadline has passed, now: 504 problem+json
+ * through its scope's error handler (logged as any failure is), as Fastify's
+ * handlerTimeout does. An answer already begun is cut off; one sent, left.
+ */
+export function answerDeadline(reply: AppReply): void {
+  if (reply.sent || reply.raw.destroyed) return;
+  if (reply.raw.headersSent) {
+    reply.raw.destroy();
+    return;
+  }
+  reply.send(deadlineExceeded());
 }
