@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
-import { codeName } from "./connect-codes.js";
+import { codeName } from "./codes.js";
 
 const tracer = trace.getTracer("practice-sessions");
 

@@ -60,9 +60,6 @@ export function admissionLimits(maxInFlight: number, adaptive = false): Admissio
  */
 export const STANDING_WAIT_MS = 2_000;
 
-/** Seconds a shed client is told to wait (REST `Retry-After`). */
-export const RETRY_AFTER_SECONDS = 1;
-
 /**
  * The error of a shed request: `unavailable` (REST 503), safe to retry. One
  * instance for every refusal: under overload most requests are refused, and
