@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CodeMeaning, meaningOfName } from "../../src/app/codes.js";
+import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { Admission, admissionLimits, type Slot } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -35,7 +36,7 @@ class ScriptedAdmission extends Admission {
   }
 }
 
-const admission = new ScriptedAdmission(admissionLimits(10));
+const admission = new ScriptedAdmission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
 let svc: TestService;
 let quiz: QuizFixture;
 let empty: QuizFixture;
