@@ -4,6 +4,8 @@ import type { CallLimits } from "../app/call-limits.js";
  * A call's limits, in one place, from its deadline and the service's
  * settings. Each bounds one wait by what the call has left, so none outlives
  * the deadline's answer:
+ * - its body: answered at the deadline while still arriving (api-calls.ts),
+ *   and cut off after REQUEST_READ_TIMEOUT_MS whatever the deadline (one-port.ts);
  * - the admission queue: a waiter waits until the deadline (its signal);
  * - a statement: stopped (`KILL QUERY`) when the deadline passes, its signal
  *   again; the database's own caps (`databaseLimits`) only need to let the
