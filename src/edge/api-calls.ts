@@ -47,6 +47,8 @@ export function decorateCalls(app: App): void {
 export function apiCalls(scope: App, options: ApiCallOptions): void {
   const { authenticator, admission, requestTimeoutMs, pace, restAnswer } = options;
   scope.addHook("onRequest", async (request, reply) => {
+    // Until then, a call refused at the door is answered with its refusal.
+    let pastDoor = false;
     request.call = startCall(
       reply.raw,
       // The protocol's own deadline header counts for its calls only, not REST's.
@@ -58,7 +60,7 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
         // own handlerTimeout answers; what the handler ends with later is not
         // sent (rest/routes.ts). RPC: Connect's handlers race the same signal
         // and answer themselves, so only a request still arriving is answered here.
-        if (!request.routeOptions.config.rpc) answerDeadline(reply);
+        if (pastDoor && !request.routeOptions.config.rpc) answerDeadline(reply);
         else if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded(), restAnswer);
       },
     );
@@ -72,7 +74,10 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
       request.callerKey = `address:${request.ip}`;
     }
     refusal ??= admission.door(request.callerKey);
-    if (refusal === undefined) return;
+    if (refusal === undefined) {
+      pastDoor = true;
+      return;
+    }
     await refuse(request, reply, refusal);
     return reply;
   });
