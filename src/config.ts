@@ -210,7 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxQueuedPerUser: integer(
       env,
       "MAX_QUEUED_PER_USER",
-      Math.max(20, 2 * maxInFlight),
+      defaultMaxQueuedPerUser(maxInFlight),
       1,
       100_000,
     ),
@@ -342,4 +342,12 @@ function isPublicKey(pem: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * MAX_QUEUED_PER_USER's default: twice MAX_IN_FLIGHT, at least 20, so a
+ * burst of one learner's calls waits rather than being refused.
+ */
+export function defaultMaxQueuedPerUser(maxInFlight: number): number {
+  return Math.max(20, 2 * maxInFlight);
 }

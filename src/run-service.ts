@@ -11,6 +11,7 @@ import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { systemClock } from "./domain/clock.js";
+import { databaseLimits } from "./edge/call-limits.js";
 import { servePort } from "./edge/one-port.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
@@ -62,6 +63,7 @@ async function main() {
     url: config.databaseUrl,
     poolSize: config.dbPoolSize,
     connectTimeoutMs: config.dbConnectTimeoutMs,
+    ...databaseLimits(config),
   });
   stop.closeOnStop(() => database.close());
   if (config.migrateOnStart) {
@@ -89,6 +91,7 @@ async function main() {
       url: config.databaseReadUrl,
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
+      ...databaseLimits(config),
     });
     stop.closeOnStop(() => readDatabase?.close());
     const replicaReads = new ReplicaReads(database.db, readDatabase.db);
@@ -128,10 +131,9 @@ async function main() {
   // Scrapes read on a connection of their own, never waiting behind users.
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
   const app = await buildServer({
-    admission: new Admission({
-      ...admissionLimits(config.maxInFlight, config.adaptiveAdmission),
-      maxQueuedPerKey: config.maxQueuedPerUser,
-    }),
+    admission: new Admission(
+      admissionLimits(config.maxInFlight, config.maxQueuedPerUser, config.adaptiveAdmission),
+    ),
     db: database.db,
     pool: database.pool,
     metrics,

@@ -24,9 +24,9 @@ import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/q
 import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
-import { DEFAULT_RETRY_POLICY } from "./app/retry.js";
 import { type App, type AppServer, createAppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
+import { defaultMaxQueuedPerUser } from "./config.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
@@ -144,17 +144,13 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   // Before any route: a known path asked with another method is 405, not 404.
   const allowedMethods = routeMethods(app);
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
-  const sessions = new PracticeSessions(deps.db, deps.clock, undefined, {
-    reads: deps.reads,
-    // Retrying past the deadline would only work for an answer nobody reads;
-    // no retry starts in the second half, so the last attempt still ends in
-    // time to answer `unavailable` rather than be cut off by the deadline.
-    retry: { ...DEFAULT_RETRY_POLICY, budgetMs: requestTimeoutMs / 2 },
-  });
+  // A call's retries are bounded by what it has left (edge/call-limits.ts).
+  const sessions = new PracticeSessions(deps.db, deps.clock, undefined, { reads: deps.reads });
   const quizzes = new Quizzes(deps.db, deps.reads, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
-  const admission = deps.admission ?? new Admission(admissionLimits(10));
+  const admission =
+    deps.admission ?? new Admission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
   metrics.watchAdmission(admission);
   const logFailure = failureLog();
   const requestLog = new RequestLog(deps.logger, metrics);

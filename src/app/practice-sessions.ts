@@ -11,6 +11,7 @@ import {
   completeSession,
   submitAnswer,
 } from "./answer-and-complete.js";
+import { limitsOf } from "./call-limits.js";
 import {
   getSession,
   type ListSessionsInput,
@@ -31,7 +32,7 @@ export type { StartResult } from "./start-session.js";
 export interface PracticeSessionsOptions {
   /** Where ListSessions and GetSession read (default: `db`). */
   reads?: ReadRouting;
-  /** How writes that lost a race run again (budget: the request's deadline). */
+  /** How writes that lost a race run again (in a call, within its budget: edge/call-limits.ts). */
   retry?: RetryPolicy;
 }
 
@@ -110,6 +111,7 @@ export class PracticeSessions {
     work: (ctx: SessionsContext) => Promise<T>,
   ): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const limits = limitsOf(signal);
     const ctx =
       signal === undefined
         ? this.#ctx
@@ -117,6 +119,10 @@ export class PracticeSessions {
             ...this.#ctx,
             db: withSignal(this.#ctx.db, signal),
             reads: this.#ctx.reads.forCall(signal),
+            retry:
+              limits === undefined
+                ? this.#ctx.retry
+                : { ...this.#ctx.retry, budgetMs: limits.retryBudgetMs() },
           };
     return inUseCaseSpan(name, () => work(ctx));
   }

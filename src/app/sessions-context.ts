@@ -9,7 +9,7 @@ export interface SessionsContext {
   clock: Clock;
   /** Where ListSessions and GetSession read. */
   reads: ReadRouting;
-  /** How writes that lost a race run again (budget: the request's deadline). */
+  /** How writes that lost a race run again (in a call, within its budget: edge/call-limits.ts). */
   retry: RetryPolicy;
   newSessionId: () => string;
 }

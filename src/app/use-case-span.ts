@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
-import { codeName } from "./connect-codes.js";
+import { meaningOf } from "./codes.js";
 
 const tracer = trace.getTracer("practice-sessions");
 
@@ -11,15 +11,6 @@ let enabled = false;
 export function enableUseCaseSpans(on = true): void {
   enabled = on;
 }
-
-/** Codes that are the service's failure, not the caller's (as on the server span). */
-const FAULTS = new Set([
-  Code.Unknown,
-  Code.DeadlineExceeded,
-  Code.Internal,
-  Code.Unavailable,
-  Code.DataLoss,
-]);
 
 /**
  * Runs a use case in a span of its own named after it (`startSession`), under
@@ -37,10 +28,11 @@ export function inUseCaseSpan<T>(name: string, run: () => Promise<T>): Promise<T
       return await run();
     } catch (err) {
       if (span.isRecording()) {
-        const code = err instanceof ConnectError ? err.code : Code.Unknown;
-        span.setAttribute("error.type", codeName(code));
-        if (FAULTS.has(code))
-          span.setStatus({ code: SpanStatusCode.ERROR, message: codeName(code) });
+        // The service's failure, not the caller's, as on the server span (app/codes.ts).
+        const meaning = meaningOf(err instanceof ConnectError ? err.code : Code.Unknown);
+        span.setAttribute("error.type", meaning.name);
+        if (meaning.serverFault)
+          span.setStatus({ code: SpanStatusCode.ERROR, message: meaning.name });
       }
       throw err;
     } finally {

@@ -5,7 +5,7 @@ import type { Admission } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
 import { type Call, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
-import { answerEarly, type RestAnswer } from "./early-answer.js";
+import { answerDeadline, answerEarly, type RestAnswer } from "./early-answer.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -47,16 +47,21 @@ export function decorateCalls(app: App): void {
 export function apiCalls(scope: App, options: ApiCallOptions): void {
   const { authenticator, admission, requestTimeoutMs, pace, restAnswer } = options;
   scope.addHook("onRequest", async (request, reply) => {
+    // Until then, a call refused at the door is answered with its refusal.
+    let pastDoor = false;
     request.call = startCall(
       reply.raw,
       // The protocol's own deadline header counts for its calls only, not REST's.
       request.routeOptions.config.rpc
         ? callTimeoutMs(request.headers, requestTimeoutMs)
         : requestTimeoutMs,
-      // Still arriving: nothing else will answer it (a handler that has the
-      // request races the same signal and answers itself).
       () => {
-        if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded(), restAnswer);
+        // REST: answered here, whatever its handler still awaits, as Fastify's
+        // own handlerTimeout answers; what the handler ends with later is not
+        // sent (rest/routes.ts). RPC: Connect's handlers race the same signal
+        // and answer themselves, so only a request still arriving is answered here.
+        if (pastDoor && !request.routeOptions.config.rpc) answerDeadline(reply);
+        else if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded(), restAnswer);
       },
     );
     let refusal: unknown;
@@ -69,7 +74,10 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
       request.callerKey = `address:${request.ip}`;
     }
     refusal ??= admission.door(request.callerKey);
-    if (refusal === undefined) return;
+    if (refusal === undefined) {
+      pastDoor = true;
+      return;
+    }
     await refuse(request, reply, refusal);
     return reply;
   });

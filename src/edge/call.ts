@@ -4,7 +4,9 @@ import { constants as h2 } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { parseTimeout as parseConnectTimeout } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
+import { attachLimits } from "../app/call-limits.js";
 import { errors } from "../app/errors.js";
+import { callLimits } from "./call-limits.js";
 
 /**
  * One API call as the edge sees it: its one deadline and its one signal.
@@ -71,6 +73,8 @@ export function startCall(
     },
     Math.max(0, timeoutMs),
   );
+  const remainingMs = () => deadline - performance.now();
+  attachLimits(controller.signal, callLimits(remainingMs));
   // Closed unfinished: the client left (an HTTP/2 reset, a closed connection).
   res.once("close", () => {
     clearTimeout(timer);
@@ -79,7 +83,7 @@ export function startCall(
   });
   return {
     signal: controller.signal,
-    remainingMs: () => deadline - performance.now(),
+    remainingMs,
     end() {
       clearTimeout(timer);
       if (!controller.signal.aborted) controller.abort(ANSWERED);
@@ -95,6 +99,8 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
   const controller = new AbortController();
   const deadline = performance.now() + timeoutMs;
   const timer = setTimeout(() => controller.abort(deadlineExceeded()), timeoutMs);
+  const remainingMs = () => deadline - performance.now();
+  attachLimits(controller.signal, callLimits(remainingMs));
   const onAbort = () => controller.abort(signal.reason ?? errors.canceled());
   if (signal.aborted) onAbort();
   else signal.addEventListener("abort", onAbort, { once: true });
@@ -104,7 +110,7 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
   });
   return {
     signal: controller.signal,
-    remainingMs: () => deadline - performance.now(),
+    remainingMs,
     end() {
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },

@@ -1,9 +1,9 @@
 import type { ServerHttp2Stream } from "node:http2";
-import { Code, type ConnectError } from "@connectrpc/connect";
-import { codeHttpStatus, codeName } from "../app/connect-codes.js";
+import type { ConnectError } from "@connectrpc/connect";
+import { meaningOf } from "../app/codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
-import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { deadlineExceeded } from "./call.js";
 
 /** How the REST gateway answers an error (rest/problem.ts `sendProblem`). */
 export type RestAnswer = (reply: AppReply, err: unknown) => unknown;
@@ -26,13 +26,19 @@ export function answerEarly(
     rest(reply, err);
     return;
   }
-  recordOutcome(request, { code: codeName(err.code) });
+  const meaning = meaningOf(err.code);
+  recordOutcome(request, { code: meaning.name });
+  const retryAfter =
+    meaning.retryAfterSeconds === undefined
+      ? {}
+      : { "retry-after": String(meaning.retryAfterSeconds) };
   const type = request.headers["content-type"] ?? "";
   if (type.startsWith("application/grpc")) {
     const headers = {
       "content-type": type.split(";")[0] ?? type,
-      "grpc-status": String(err.code),
+      "grpc-status": String(meaning.grpcStatus),
       "grpc-message": encodeURIComponent(err.rawMessage),
+      ...retryAfter,
     };
     const raw = request.raw as { stream?: ServerHttp2Stream };
     if (raw.stream !== undefined) {
@@ -48,10 +54,23 @@ export function answerEarly(
     return;
   }
   for (const [name, value] of err.metadata) reply.header(name, value);
-  if (err.code === Code.ResourceExhausted || err.code === Code.Unavailable)
-    reply.header("retry-after", String(RETRY_AFTER_SECONDS));
   void reply
-    .code(codeHttpStatus(err.code))
+    .code(meaning.httpStatus)
+    .headers(retryAfter)
     .type("application/json")
-    .send(JSON.stringify({ code: codeName(err.code), message: err.rawMessage }));
+    .send(JSON.stringify({ code: meaning.name, message: err.rawMessage }));
+}
+
+/**
+ * Answers a REST call whose deadline has passed, now: 504 problem+json
+ * through its scope's error handler (logged as any failure is), as Fastify's
+ * handlerTimeout does. An answer already begun is cut off; one sent, left.
+ */
+export function answerDeadline(reply: AppReply): void {
+  if (reply.sent || reply.raw.destroyed) return;
+  if (reply.raw.headersSent) {
+    reply.raw.destroy();
+    return;
+  }
+  reply.send(deadlineExceeded());
 }

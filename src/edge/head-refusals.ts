@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import { Code } from "@connectrpc/connect";
-import { codeName } from "../app/connect-codes.js";
+import { codeName } from "../app/codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";

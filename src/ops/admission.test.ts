@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { defaultMaxQueuedPerUser } from "../config.js";
 import {
   Admission,
   type AdmissionLimits,
@@ -13,7 +14,7 @@ function admissionAt(
   limits: AdmissionLimits = {
     maxInFlight: 1,
     maxQueued: 3,
-    maxQueuedPerKey: 100,
+    maxQueuedPerUser: 100,
     targetMs: 5,
     intervalMs: 100,
   },
@@ -99,7 +100,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 2,
       maxQueued: 500,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -124,7 +125,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 100,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -156,7 +157,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 2,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -188,7 +189,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 10,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -218,7 +219,7 @@ describe("Admission", () => {
     const { admission } = admissionAt({
       maxInFlight: 1,
       maxQueued: 1,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -238,7 +239,7 @@ describe("Admission", () => {
     const { admission, clock } = admissionAt({
       maxInFlight: 1,
       maxQueued: 2,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -272,7 +273,10 @@ describe("Admission", () => {
   });
 
   it("serves waiting callers in turn: one caller's many waiting calls delay another's by one turn at most", async () => {
-    const { admission } = admissionAt({ ...admissionLimits(1), maxQueuedPerKey: 100 });
+    const { admission } = admissionAt({
+      ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+      maxQueuedPerUser: 100,
+    });
     let running = track(admission.acquire(undefined, "", "heavy"));
     const heavy = Array.from({ length: 10 }, () =>
       track(admission.acquire(undefined, "", "heavy")),
@@ -292,7 +296,10 @@ describe("Admission", () => {
   });
 
   it("refuses a caller over its share of the queue with resource_exhausted, at the door and in the queue, while others still wait", async () => {
-    const { admission } = admissionAt({ ...admissionLimits(1), maxQueuedPerKey: 2 });
+    const { admission } = admissionAt({
+      ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+      maxQueuedPerUser: 2,
+    });
     track(admission.acquire(undefined, "", "heavy"));
     const queued = [1, 2].map(() => track(admission.acquire(undefined, "", "heavy")));
     const over = track(admission.acquire(undefined, "", "heavy"));
@@ -310,7 +317,10 @@ describe("Admission", () => {
   });
 
   it("lets a caller alone use every slot, whatever its share of the queue", async () => {
-    const { admission } = admissionAt({ ...admissionLimits(3), maxQueuedPerKey: 1 });
+    const { admission } = admissionAt({
+      ...admissionLimits(3, defaultMaxQueuedPerUser(3)),
+      maxQueuedPerUser: 1,
+    });
     const calls = [1, 2, 3].map(() => track(admission.acquire(undefined, "", "alone")));
     await settle();
     expect(calls.map((c) => c.is)).toEqual(["admitted", "admitted", "admitted"]);
@@ -320,7 +330,7 @@ describe("Admission", () => {
     const { admission } = admissionAt({
       maxInFlight: 1,
       maxQueued: 3,
-      maxQueuedPerKey: 100,
+      maxQueuedPerUser: 100,
       targetMs: 5,
       intervalMs: 100,
     });
@@ -359,10 +369,10 @@ describe("Admission", () => {
   });
 
   it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
-    expect(admissionLimits(10)).toEqual({
+    expect(admissionLimits(10, defaultMaxQueuedPerUser(10))).toEqual({
       maxInFlight: 10,
       maxQueued: 1000,
-      maxQueuedPerKey: 20,
+      maxQueuedPerUser: 20,
       targetMs: 5,
       intervalMs: 100,
       adaptive: false,
@@ -372,7 +382,7 @@ describe("Admission", () => {
   it("adaptive: runs fewer at once (not under 3) while calls take over twice their usual time", async () => {
     const clock = { now: 0 };
     const admission = new Admission(
-      { ...admissionLimits(10, true), maxQueued: 100 },
+      { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
       () => clock.now,
       () => 1, // the event loop always busy
     );
@@ -421,7 +431,7 @@ describe("Admission", () => {
     const clock = { now: 0 };
     const busy = { utilization: 0.5 };
     const admission = new Admission(
-      { ...admissionLimits(10, true), maxQueued: 100 },
+      { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
       () => clock.now,
       () => busy.utilization,
     );

@@ -18,7 +18,7 @@ export interface AdmissionLimits {
    * wait at once; beyond, that caller's new requests get `resource_exhausted`
    * (REST 429). Running requests are not counted: a caller alone may use every slot.
    */
-  maxQueuedPerKey: number;
+  maxQueuedPerUser: number;
   /** CoDel's target (RFC 8289): a wait below this is no queue at all. */
   targetMs: number;
   /**
@@ -34,8 +34,9 @@ export interface AdmissionLimits {
 }
 
 /**
- * Admission limits for `maxInFlight` calls at once, by default the database
- * pool's size: at most as many calls run as there are connections (so none
+ * Admission limits for `maxInFlight` calls at once (MAX_IN_FLIGHT), by default
+ * the database pool's size, and `maxQueuedPerUser` waiting per caller
+ * (MAX_QUEUED_PER_USER, defaulted in config.ts): at most as many calls run as there are connections (so none
  * waits inside the pool, where a cancelled call could not leave), and up to
  * 1,000 wait. Target 5 ms and interval 100 ms are CoDel's and Facebook's
  * values ("Fail at scale"); they only decide the order of service and who is
@@ -43,11 +44,15 @@ export interface AdmissionLimits {
  * refused: 500 calls at once on 10 slots drain in one to three seconds here,
  * well within their deadlines.
  */
-export function admissionLimits(maxInFlight: number, adaptive = false): AdmissionLimits {
+export function admissionLimits(
+  maxInFlight: number,
+  maxQueuedPerUser: number,
+  adaptive = false,
+): AdmissionLimits {
   return {
     maxInFlight,
     maxQueued: 1000,
-    maxQueuedPerKey: Math.max(20, 2 * maxInFlight),
+    maxQueuedPerUser,
     targetMs: 5,
     intervalMs: 100,
     adaptive,
@@ -59,9 +64,6 @@ export function admissionLimits(maxInFlight: number, adaptive = false): Admissio
  * newcomers refused at the door: long enough for any burst the queue holds.
  */
 export const STANDING_WAIT_MS = 2_000;
-
-/** Seconds a shed client is told to wait (REST `Retry-After`). */
-export const RETRY_AFTER_SECONDS = 1;
 
 /**
  * The error of a shed request: `unavailable` (REST 503), safe to retry. One
@@ -125,7 +127,7 @@ export interface Slot {
  * so a caller alone may use every slot; waiting requests are kept per
  * caller and served across callers in turn (round robin), so a caller with
  * a hundred waiting requests delays another's one by at most one turn. A
- * caller may have `maxQueuedPerKey` waiting; beyond, its requests are
+ * caller may have `maxQueuedPerUser` waiting; beyond, its requests are
  * refused with `resource_exhausted`.
  *
  * Within a caller, the queue is served oldest first while it drains now and
@@ -328,7 +330,7 @@ export class Admission {
   /** Why a newcomer of `key` that must wait is refused, if it is. */
   #refusal(key: string, now: number): ConnectError | undefined {
     const caller = key === "" ? undefined : this.#callers.get(key);
-    if (caller !== undefined && caller.count >= this.limits.maxQueuedPerKey) return OVER_SHARE;
+    if (caller !== undefined && caller.count >= this.limits.maxQueuedPerUser) return OVER_SHARE;
     if (this.#queued < this.limits.maxQueued) return undefined;
     return this.#victim(key, now) === undefined ? OVERLOADED : undefined;
   }

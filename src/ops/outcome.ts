@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { codeNameOfStatus } from "../app/codes.js";
 import type { App, AppReply, AppRequest } from "../app-server.js";
 import type { Transport } from "./metrics.js";
 
@@ -64,19 +65,5 @@ export function outcomeOf(
 function outcomeCode(resultCode: string, status: number, transport: Transport): string {
   if (resultCode !== "") return resultCode;
   if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
-  return CODE_OF_STATUS[status] ?? (status < 500 ? "invalid_argument" : "internal");
+  return codeNameOfStatus(status) ?? (status < 500 ? "invalid_argument" : "internal");
 }
-
-const CODE_OF_STATUS: Record<number, string> = {
-  401: "unauthenticated",
-  403: "permission_denied",
-  404: "not_found",
-  408: "deadline_exceeded",
-  413: "resource_exhausted",
-  415: "unimplemented",
-  429: "resource_exhausted",
-  431: "resource_exhausted",
-  501: "unimplemented",
-  503: "unavailable",
-  504: "deadline_exceeded",
-};

@@ -8,6 +8,7 @@ import {
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
+import { meaningOfName } from "../app/codes.js";
 import type { App } from "../app-server.js";
 import { outcomeOf } from "./outcome.js";
 import { rpcTransport } from "./request-log.js";
@@ -35,37 +36,6 @@ interface RouteTrace {
   /** REST routes: `http.route`. */
   route?: string;
 }
-
-/** Connect codes a server span counts as its own failure (the gRPC conventions' list). */
-const SERVER_FAULTS = new Set([
-  "unknown",
-  "deadline_exceeded",
-  "unimplemented",
-  "internal",
-  "unavailable",
-  "data_loss",
-]);
-
-/** gRPC's numeric status of each Connect code name (`rpc.grpc.status_code`). */
-const GRPC_STATUS: Record<string, number> = {
-  ok: 0,
-  canceled: 1,
-  unknown: 2,
-  invalid_argument: 3,
-  deadline_exceeded: 4,
-  not_found: 5,
-  already_exists: 6,
-  permission_denied: 7,
-  resource_exhausted: 8,
-  failed_precondition: 9,
-  aborted: 10,
-  out_of_range: 11,
-  unimplemented: 12,
-  internal: 13,
-  unavailable: 14,
-  data_loss: 15,
-  unauthenticated: 16,
-};
 
 /**
  * One SERVER span per request, REST and RPC alike (the short path too: it is
@@ -132,14 +102,14 @@ export function traceRequests(app: App): void {
     const { code } = outcomeOf(request, reply, transport);
     span.setAttribute("http.response.status_code", reply.statusCode);
     if (transport === "grpc" || transport === "grpc-web") {
-      span.setAttribute("rpc.grpc.status_code", GRPC_STATUS[code] ?? 2);
+      span.setAttribute("rpc.grpc.status_code", meaningOfName(code).grpcStatus);
     }
     if (code !== "ok") {
       span.setAttribute("error.type", code);
       if (transport === "connect") span.setAttribute("rpc.connect_rpc.error_code", code);
     }
     // The code, never the error's message: a database's may quote a value.
-    const fault = transport === "rest" ? reply.statusCode >= 500 : SERVER_FAULTS.has(code);
+    const fault = transport === "rest" ? reply.statusCode >= 500 : meaningOfName(code).serverFault;
     if (fault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
     span.end();
     done();

@@ -1,10 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { codeHttpStatus, codeName } from "../app/connect-codes.js";
+import { codeHttpStatus, codeName, retryAfterOf } from "../app/codes.js";
 import { AnswerConflict, NothingDue } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
 import { isoTime } from "../domain/iso-time.js";
 import { type Problem, problem } from "../edge/problem-json.js";
-import { RETRY_AFTER_SECONDS } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { answerToJson } from "./json.js";
 import { MethodNotAllowed } from "./method-not-allowed.js";
@@ -66,7 +65,7 @@ export function sendProblem(reply: AppReply, err: unknown): AppReply {
     reply.header("www-authenticate", challenge ?? "Bearer");
   }
   // Shed load, a caller over its share, a database outage: worth retrying, not at once.
-  if (body.status === 503 || body.status === 429)
-    reply.header("retry-after", String(RETRY_AFTER_SECONDS));
+  const retryAfter = retryAfterOf(body.code, body.status);
+  if (retryAfter !== undefined) reply.header("retry-after", String(retryAfter));
   return reply.code(body.status).type("application/problem+json").send(body);
 }

@@ -43,6 +43,20 @@ export async function restRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // The call's deadline and signal, its caller (request.userId) and the door, before the body.
   apiCalls(fastify, edge);
+  // One answer per call: past its deadline the edge has answered it, and what
+  // the handler ends with then (its stopped work's error) is not sent again.
+  fastify.addHook("onRoute", (route) => {
+    const handler = route.handler;
+    route.handler = async function answeredOnce(request, reply) {
+      try {
+        const result = await handler.call(this, request, reply);
+        return reply.sent ? reply : result;
+      } catch (err) {
+        if (reply.sent) return reply;
+        throw err;
+      }
+    };
+  });
   const route = { schemaErrorFormatter: validationError };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
   // An empty body means "no options" too (Fastify's parser refuses it). Any

@@ -1,5 +1,5 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { codeHttpStatus, codeName } from "../app/connect-codes.js";
+import { meaningOf } from "../app/codes.js";
 import { userIdKey } from "./auth-interceptor.js";
 
 /** Where a call's outcome (Connect code and user) goes, for the request log and metrics. */
@@ -14,7 +14,9 @@ export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefine
 
 /**
  * Reports how a call ended to the request log and metrics; outermost, so it sees
- * every interceptor's errors. Failures that would be 5xx go to `onFailure`.
+ * every interceptor's errors. Failures of the server's own go to `onFailure`.
+ * An error the table of codes says to retry later carries `Retry-After`, in
+ * Connect's headers and gRPC's trailers alike, as REST's problem does.
  */
 export function outcomeInterceptor(
   onFailure?: (err: unknown, status: number) => void,
@@ -24,15 +26,19 @@ export function outcomeInterceptor(
     const settle = (code: string, err?: unknown) => {
       sink?.settle(code, req.contextValues.get(userIdKey));
       if (err === undefined || onFailure === undefined) return;
-      const status = codeHttpStatus(ConnectError.from(err).code);
+      const status = meaningOf(ConnectError.from(err).code).httpStatus;
       if (status >= 500) onFailure(err, status);
     };
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (err) {
-      settle(codeName(ConnectError.from(err).code), err);
-      throw err;
+      const error = ConnectError.from(err);
+      const meaning = meaningOf(error.code);
+      if (meaning.retryAfterSeconds !== undefined)
+        error.metadata.set("retry-after", String(meaning.retryAfterSeconds));
+      settle(meaning.name, error);
+      throw error;
     }
     if (!res.stream) {
       settle("ok");
@@ -46,7 +52,7 @@ export function outcomeInterceptor(
           yield* messages;
           settle("ok");
         } catch (err) {
-          settle(codeName(ConnectError.from(err).code), err);
+          settle(meaningOf(ConnectError.from(err).code).name, err);
           throw err;
         }
       })(),

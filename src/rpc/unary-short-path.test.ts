@@ -24,7 +24,6 @@ const PRIVATE_IMPORTS: Record<string, Record<string, { kind: string; arity?: num
     validateUniversalHandlerOptions: { kind: "function", arity: 1 },
   },
   "@connectrpc/connect/protocol-connect": {
-    codeToHttpStatus: { kind: "function", arity: 1 },
     contentTypeUnaryJson: { kind: "string" },
     contentTypeUnaryProto: { kind: "string" },
     contentTypeUnaryRegExp: { kind: "object" },

@@ -22,7 +22,6 @@ import {
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
 import {
-  codeToHttpStatus,
   contentTypeUnaryJson,
   contentTypeUnaryProto,
   contentTypeUnaryRegExp,
@@ -39,6 +38,7 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { codeHttpStatus } from "../app/codes.js";
 import type { App } from "../app-server.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { compileBinaryWriter } from "./proto-binary.js";
@@ -320,7 +320,7 @@ async function connectAnswer(
         : serialization.getO(binary).serialize(output);
   } catch (e) {
     const error = asConnectError(e);
-    status = codeToHttpStatus(error.code);
+    status = codeHttpStatus(error.code);
     context.responseHeader.set("content-type", contentTypeUnaryJson);
     if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
     out = errorToJsonBytes(error, opt.jsonOptions);

@@ -15,6 +15,7 @@ import { enableUseCaseSpans } from "../../src/app/use-case-span.js";
 import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
+import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { insertEvents } from "../../src/db/outbox-repository.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { sessionStarted } from "../../src/domain/events.js";
@@ -44,7 +45,7 @@ const provider = new TracerProvider({
 let database: TestDatabase;
 let quiz: QuizFixture;
 let app: App;
-const admission = new Admission(admissionLimits(1));
+const admission = new Admission(admissionLimits(1, defaultMaxQueuedPerUser(1)));
 const clock = new FakeClock(new Date());
 
 beforeAll(async () => {

@@ -73,7 +73,7 @@ async function side(rpcShortPath: boolean): Promise<Side> {
   const admission = new Admission({
     maxInFlight: SLOTS,
     maxQueued: SLOTS,
-    maxQueuedPerKey: 2 * SLOTS,
+    maxQueuedPerUser: 2 * SLOTS,
     targetMs: 5,
     intervalMs: 100,
   });

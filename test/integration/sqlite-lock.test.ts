@@ -111,4 +111,32 @@ describe.skipIf(testStore() !== "sqlite")("a SQLite file locked by another proce
       other.close();
     }
   }, 20_000);
+
+  it("retries a write only within its own call's deadline: a shorter connect-timeout-ms answers unavailable before it", async () => {
+    const other = new BetterSqlite3(join(dir, "db.sqlite"));
+    other.exec("BEGIN EXCLUSIVE");
+    try {
+      const started = performance.now();
+      const res = await fetch(`${baseUrl}/practice.v1.PracticeSessionService/StartSession`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${await signToken(TEST_SECRET, "short-deadline", { now: clock.now() })}`,
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+          // Half the server's 3 s: its retries get half of this call's time, not of 3 s.
+          "connect-timeout-ms": "1500",
+        },
+        body: JSON.stringify({ quiz_id: quiz.quizId }),
+      });
+      expect([res.status, ((await res.json()) as { code: string }).code]).toEqual([
+        503,
+        "unavailable",
+      ]);
+      // Generous: answered by the call's own deadline, not past it.
+      expect(performance.now() - started).toBeLessThan(1500);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+  }, 20_000);
 });

@@ -4,6 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListSessionsRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
+import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { Admission, admissionLimits } from "../../src/ops/admission.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -70,7 +71,11 @@ async function until(done: () => boolean, ms = 3000) {
 
 /** Admission for one call at a time and `maxQueued` waiters; the queue never stands within a test (a full one refuses the newcomer). */
 const oneSlot = (maxQueued = 1) =>
-  new Admission({ ...admissionLimits(1), maxQueued, intervalMs: 600_000 });
+  new Admission({
+    ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+    maxQueued,
+    intervalMs: 600_000,
+  });
 
 /** A ListSessions request for `quizId` as one gRPC message. */
 const listRequest = (quizId: string) =>

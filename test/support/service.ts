@@ -7,6 +7,7 @@ import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import type { JwtConfig } from "../../src/config.js";
+import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { servePort } from "../../src/edge/one-port.js";
@@ -60,7 +61,10 @@ export interface TestService {
  * to 1,000 at once, one user's included): the service's own for a pool of
  * 10, with no bound on one caller's waiting calls (races are one user's).
  */
-export const RACE_ADMISSION = { ...admissionLimits(10), maxQueuedPerKey: 1000 };
+export const RACE_ADMISSION = {
+  ...admissionLimits(10, defaultMaxQueuedPerUser(10)),
+  maxQueuedPerUser: 1000,
+};
 
 export interface TestServiceOptions {
   /** Reach the database through a TCP proxy the test can cut (svc.proxy). */
