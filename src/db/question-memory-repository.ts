@@ -1,4 +1,4 @@
-import type { CompiledQuery, Transaction } from "kysely";
+import { type CompiledQuery, sql, type Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Database, Db } from "./database.js";
 import { RowMoved } from "./errors.js";
@@ -127,6 +127,41 @@ export function saveMemoryStatement(
     .compile();
 }
 
+/** Rows a multi-row insert of memories holds at most (within every driver's parameter limit). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts first memories of several questions of one quiz, in statements of
+ * at most INSERT_CHUNK rows. A row written meanwhile fails the statement with
+ * a duplicate key on QUESTION_MEMORY_KEY, as saveMemory's insert would.
+ */
+export async function insertMemories(
+  trx: Transaction<Database>,
+  userId: string,
+  quizId: string,
+  memories: readonly { questionId: string; memory: QuestionMemory }[],
+): Promise<void> {
+  for (let i = 0; i < memories.length; i += INSERT_CHUNK) {
+    const rows = memories.slice(i, i + INSERT_CHUNK).map(({ questionId, memory: m }) => ({
+      user_id: userId,
+      question_id: questionId,
+      quiz_id: quizId,
+      due_at: m.dueAt,
+      last_answered_at: m.lastAnsweredAt,
+      last_correct: m.lastCorrect,
+      reps: m.reps,
+      lapses: m.lapses,
+      state: m.state,
+      stability: m.stability,
+      difficulty: m.difficulty,
+      elapsed_days: m.elapsedDays,
+      scheduled_days: m.scheduledDays,
+      learning_steps: m.learningSteps,
+    }));
+    await trx.insertInto("practice_question_memory").values(rows).execute();
+  }
+}
+
 /** MemoryMoved if an update after `previous` found its row changed (no row affected). */
 export function requireSaved(previous: QuestionMemory | undefined, affectedRows: number): void {
   if (previous !== undefined && affectedRows === 0) throw new MemoryMoved();
@@ -146,46 +181,63 @@ export interface MemoryRow {
 }
 
 /**
- * The live quiz's questions, by position then id, each with whether the
- * learner has a memory of it (a primary-key lookup per question); undefined
- * if the quiz is not live.
+ * The counts of a due list, of the whole quiz, in one statement: the live
+ * quiz's questions, how many of them the learner remembers, and how many of
+ * those are due at `now` (counts on questions_by_quiz and memory_by_due);
+ * undefined if the quiz is not live. Memory of a deleted question is gone
+ * with it (ON DELETE CASCADE), so `questions - remembered` are new.
  */
-export async function findQuizQuestionsAnswered(
+export async function countDue(
   db: Db,
   userId: string,
   quizId: string,
-): Promise<{ id: string; answered: boolean }[] | undefined> {
-  const rows = await db
+  now: Date,
+): Promise<{ questions: number; remembered: number; due: number } | undefined> {
+  const row = await db
     .selectFrom(liveQuiz(db, quizId).as("live"))
-    .leftJoin("questions as q", (join) => join.on("q.quiz_id", "=", quizId))
-    .leftJoin("practice_question_memory as m", (join) =>
-      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
-    )
-    .select(["q.id", "q.position", "m.question_id as remembered"])
-    .execute();
-  if (rows.length === 0) return undefined;
-  return rows
-    .flatMap((r) =>
-      r.id === null || r.position === null
-        ? []
-        : [{ id: String(r.id), position: r.position, answered: r.remembered !== null }],
-    )
-    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
-    .map(({ id, answered }) => ({ id, answered }));
+    .select((eb) => [
+      eb
+        .selectFrom("questions")
+        .select(sql<number>`count(*)`.as("n"))
+        .where("quiz_id", "=", quizId)
+        .as("questions"),
+      eb
+        .selectFrom("practice_question_memory")
+        .select(sql<number>`count(*)`.as("n"))
+        .where("user_id", "=", userId)
+        .where("quiz_id", "=", quizId)
+        .as("remembered"),
+      eb
+        .selectFrom("practice_question_memory")
+        .select(sql<number>`count(*)`.as("n"))
+        .where("user_id", "=", userId)
+        .where("quiz_id", "=", quizId)
+        .where("due_at", "<=", now)
+        .as("due"),
+    ])
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return {
+    questions: Number(row.questions),
+    remembered: Number(row.remembered),
+    due: Number(row.due),
+  };
 }
 
 /**
- * The learner's memory rows of a quiz due at or before `now`, earliest due
- * first: one range of memory_by_due (user_id, quiz_id, due_at), whatever
- * the learner's history on other quizzes.
+ * Up to `take` of the learner's memory rows of a quiz due at or before `now`,
+ * after `after` in the order (due_at, question_id): one range of
+ * memory_by_due (user_id, quiz_id, due_at, and the primary key's question_id
+ * after it), read from the cursor on, whatever the number due.
  */
 export async function findDueMemory(
   db: Db,
   userId: string,
   quizId: string,
   now: Date,
+  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
 ): Promise<MemoryRow[]> {
-  const rows = await dueMemoryQuery(db, userId, quizId, now).execute();
+  const rows = await dueMemoryQuery(db, userId, quizId, now, page).execute();
   return rows.map((r) => ({
     questionId: String(r.question_id),
     dueAt: r.due_at,
@@ -196,15 +248,55 @@ export async function findDueMemory(
   }));
 }
 
-/** The statement of findDueMemory (bench/rows-read.ts EXPLAINs it). */
-export function dueMemoryQuery(db: Db, userId: string, quizId: string, now: Date) {
-  return db
+/** The statement of findDueMemory (bench/rows-read.ts and the due-page test EXPLAIN it). */
+export function dueMemoryQuery(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
+) {
+  let query = db
     .selectFrom("practice_question_memory")
     .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
     .where("user_id", "=", userId)
     .where("quiz_id", "=", quizId)
-    .where("due_at", "<=", now)
-    .orderBy("due_at");
+    .where("due_at", "<=", now);
+  const { after } = page;
+  if (after !== undefined) {
+    // Expanded, not a row comparison: MariaDB reads the index range only this way.
+    query = query
+      .where("due_at", ">=", after.dueAt)
+      .where((eb) =>
+        eb.or([eb("due_at", ">", after.dueAt), eb("question_id", ">", after.questionId)]),
+      );
+  }
+  return query.orderBy("due_at").orderBy("question_id").limit(page.take);
+}
+
+/**
+ * The 1-based place of each of `questionIds` in the live quiz's order
+ * (position, then id; GetQuiz's numbering), numbered in the database over
+ * questions_by_quiz, so only the page's questions come back.
+ */
+export async function findQuestionPlaces(
+  db: Db,
+  quizId: string,
+  questionIds: readonly string[],
+): Promise<Map<string, number>> {
+  if (questionIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom((eb) =>
+      eb
+        .selectFrom("questions")
+        .select(["id", sql<number>`ROW_NUMBER() OVER (ORDER BY position, id)`.as("place")])
+        .where("quiz_id", "=", quizId)
+        .as("numbered"),
+    )
+    .select(["id", "place"])
+    .where("id", "in", questionIds)
+    .execute();
+  return new Map(rows.map((r) => [String(r.id), Number(r.place)]));
 }
 
 /** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */

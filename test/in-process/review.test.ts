@@ -42,6 +42,7 @@ describe("GET /quizzes/{quiz_id}/review", () => {
       due_count: 0,
       new_count: 0,
       next_due_at: expect.any(String),
+      next_cursor: null,
     });
 
     svc.clock.advance(2 * MINUTE);
@@ -148,7 +149,7 @@ describe("POST /quizzes/{quiz_id}/sessions with a mode", () => {
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({
         code: "invalid_argument",
-        detail: 'mode must be "full" or "review"',
+        detail: 'mode must be "full", "review" or "missed"',
       });
     }
   });
