@@ -41,7 +41,7 @@ export interface StartResult {
 
 /**
  * Starts a session on a live quiz, or resumes the user's in-progress one (of
- * either mode). A stale in-progress session (started over 7 days ago) is
+ * any mode). A stale in-progress session (started over 7 days ago) is
  * deleted first, and a fresh one created: of the whole quiz; in mode
  * "review" of the questions due now (at most MAX_REVIEW_QUESTIONS, earliest
  * due first); in mode "missed" of the questions not answered correctly in
