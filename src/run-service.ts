@@ -4,12 +4,13 @@
  */
 import { pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
-import { devSecret, signToken } from "./auth/tokens.js";
+import { devSecret } from "./auth/tokens.js";
 import { type Config, loadConfig } from "./config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
+import { demoToken, localBase, practiceLinkLines, seedDemoCommand } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { servePort } from "./edge/one-port.js";
@@ -199,17 +200,11 @@ async function main() {
   );
 
   if (devMode && jwt.secret !== undefined) {
-    const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
-    const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
+    const token = await demoToken(jwt.secret);
+    const base = localBase(config, actualPort);
     const quiz = quizIds[0] ?? "QUIZ_ID";
-    // The token goes in the fragment: browsers never send it to the server.
     const pageLines =
-      practicePage && quizIds.length > 0
-        ? [
-            `Practise quiz ${quiz} in the browser, as user 'demo':`,
-            `  ${base}${PRACTICE_PAGE_PATH}?quiz=${quiz}#token=${token}`,
-          ]
-        : [];
+      practicePage && quizIds.length > 0 ? practiceLinkLines(base, quiz, token) : [];
     console.log(
       [
         "",
@@ -219,9 +214,13 @@ async function main() {
         ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
         `  export TOKEN=${token}`,
-        quizIds.length > 0
-          ? `Try it on quiz ${quiz}:`
-          : "Try it (no quizzes yet: `npm run seed:demo` adds two):",
+        ...(quizIds.length > 0
+          ? [`Try it on quiz ${quiz}:`]
+          : [
+              "No quizzes yet. To add the two demo quizzes to this store, run in another shell:",
+              `  ${seedDemoCommand(config.databaseUrl)}`,
+              "(it prints the practice link). Then try it:",
+            ]),
         `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
         `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
         "",
