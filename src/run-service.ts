@@ -159,7 +159,7 @@ async function main() {
   }
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
-  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  // "listening" only once both ports are: a busy METRICS_PORT's line is then the last one.
   const scrape = metricsServer(metrics);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -174,6 +174,7 @@ async function main() {
   }
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
+  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
 
   // Events always go to the outbox; they leave it only when a relay runs.

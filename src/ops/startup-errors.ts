@@ -75,6 +75,10 @@ export function databaseFailure(
   const store = describeStore(url);
   const { code, errno, sqlMessage } = coded;
   if (storeOf(url) === "sqlite") {
+    // Its folder cannot be made: a file stands where a folder of the path should be.
+    if (code === "EEXIST") {
+      return `cannot create the database ${store}: ${coded.path ?? "a folder of its path"} is a file, not a folder (set ${setting} to a path under a folder)`;
+    }
     const unwritable = ["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "EACCES", "EROFS"];
     if (code !== undefined && (unwritable.includes(code) || code === "ENOTDIR")) {
       return `cannot write the database ${store}: ${coded.message} (make its folder writable, or set ${setting})`;

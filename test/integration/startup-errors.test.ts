@@ -58,6 +58,28 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     );
   });
 
+  it("a busy METRICS_PORT is the last thing said: no `listening` line, before or after it", async () => {
+    const run = await service({ METRICS_PORT: String(busy), LOG_LEVEL: "info" });
+    expectOneLine(run, /\(METRICS_PORT\): the port is already in use/);
+    expect(run.stdout).not.toMatch(/"msg":"listening"/);
+  });
+
+  it("a SQLite path under a file names DATABASE_URL", async () => {
+    expectOneLine(
+      await service({ DATABASE_URL: "sqlite:./README.md/x.db" }),
+      /^cannot create the database SQLite .*README\.md\/x\.db: \.\/README\.md is a file, not a folder \(set DATABASE_URL to a path under a folder\)$/,
+    );
+  });
+
+  it("a mysql:// URL without a database name says DATABASE_URL needs one", async () => {
+    for (const url of ["mysql://root@127.0.0.1:3306", "mysql://root@127.0.0.1:3306/"]) {
+      expectOneLine(
+        await service({ DATABASE_URL: url }),
+        "configuration error: DATABASE_URL needs a database name: mysql://user:pass@host:port/database",
+      );
+    }
+  });
+
   it("a bad setting: the configuration's own line, naming the variable (each one: src/config.test.ts)", async () => {
     expectOneLine(
       await service({ PORT: "http" }),
