@@ -5,6 +5,7 @@ import {
   answer,
   capitals,
   inView,
+  newPage,
   OUTPUT,
   openServed,
   progress,
@@ -24,7 +25,8 @@ useBrowserHarness();
 async function finishRound(page: Page) {
   await page.getByRole("button", { name: "Start practice" }).click();
   await expect.poll(() => progress(page).textContent()).toMatch(/^Started a new session\./);
-  await answer(page, "Capital of France?", "Paris");
+  // Typed with spaces around it: sent, stored and shown without them.
+  await answer(page, "Capital of France?", "  Paris  ");
   await answer(page, "Capital of Japan?", "Osaka");
   await answer(page, "Capital of Australia?", "Canberra");
   await expect.poll(() => questionStates(page)).toEqual(["sent", "sent", "empty", "sent"]);
@@ -32,6 +34,9 @@ async function finishRound(page: Page) {
   const dialog = page.getByRole("dialog", { name: "Complete the session?" });
   await dialog.getByRole("button", { name: "Complete anyway" }).click();
   await expect.poll(() => page.locator("#score").textContent()).toBe("50%");
+  expect(await page.locator("#review tr").first().locator("td").first().textContent()).toBe(
+    "Paris",
+  );
 }
 
 async function practiseMissed(user: string, page: Page, shot: string) {
@@ -73,6 +78,25 @@ async function practiseMissed(user: string, page: Page, shot: string) {
   expect(await page.locator("#result-heading").textContent()).toBe("Missed questions practised");
   // Nothing missed this time: no offer.
   expect(await page.locator("#missed-again").isHidden()).toBe(true);
+
+  // The first round's answer, as stored: trimmed.
+  const sessions = (await (
+    await svc.rest(user, "GET", `/quizzes/${capitals}/sessions?status=completed`)
+  ).json()) as { sessions: { id: string; mode: string }[] };
+  const first = sessions.sessions.find((x) => x.mode === "full");
+  const round = (await (await svc.rest(user, "GET", `/sessions/${first?.id}`)).json()) as {
+    answers: { user_answer: string }[];
+  };
+  expect(round.answers.map((a) => a.user_answer)).toContain("Paris");
+
+  // The chart: the whole-quiz round a dot on the line, the missed practice a hollow square apart.
+  const chart = page.locator("#chart svg");
+  await expect.poll(() => chart.locator("rect.dot.practice").count()).toBe(1);
+  expect(await chart.locator("circle.dot").count()).toBe(1);
+  expect(await chart.getAttribute("aria-label")).toMatch(
+    /1 completed session, 50% .*; and 1 review or practice of missed questions, drawn apart$/,
+  );
+  expect(await page.locator("#chart-caption").textContent()).toMatch(/hollow squares/);
 }
 
 describe("practising what one missed, in one click", () => {
@@ -90,5 +114,26 @@ describe("practising what one missed, in one click", () => {
     await practiseMissed("milo", page, "missed-offer-phone.png");
     expect(consoleErrors).toEqual([]);
     await page.setViewportSize({ width: 1000, height: 900 });
+  });
+});
+
+describe("the page's rough edges", () => {
+  it("a missing quiz is said once: no history, no extra error", async () => {
+    const { page, consoleErrors } = await openServed("nomad", "999999");
+    await expect.poll(() => page.locator("#quiz-error").textContent()).toMatch(/^Quiz not found/);
+    // Both history calls have answered (404) by the time the section is hidden.
+    await expect.poll(() => page.locator("#history-section").isHidden()).toBe(true);
+    expect(await page.getByText("Quiz not found", { exact: false }).count()).toBe(1);
+    expect(await page.getByText("Could not load", { exact: false }).count()).toBe(0);
+    expect(consoleErrors.filter((e) => !/404/.test(e))).toEqual([]);
+  });
+
+  it("without a token: the notice, and no empty card under it", async () => {
+    const { page } = await newPage();
+    await page.goto(`${svc.baseUrl}/practice/?quiz=${capitals}`);
+    await expect.poll(() => page.locator("#notice").isVisible()).toBe(true);
+    expect(await page.locator("#notice").textContent()).toMatch(/needs a sign-in token/);
+    expect(await page.locator("#practice").isHidden()).toBe(true);
+    expect(await page.getByText("Who is practising?").count()).toBe(0);
   });
 });

@@ -298,7 +298,7 @@ export class Practice implements SenderListener {
     view.item.classList.remove("correct", "incorrect");
     view.input.removeAttribute("aria-invalid");
     if (stored) {
-      setValue(view.input, stored.userAnswer ?? "");
+      setValue(view.input, (stored.userAnswer ?? "").trim());
       view.input.readOnly = true;
       view.button.hidden = true;
       const correct = stored.isCorrect === true;
@@ -428,7 +428,8 @@ export class Practice implements SenderListener {
     const view = this.views.get(questionId);
     const session = this.session;
     if (!view || !session || view.input.readOnly) return;
-    const userAnswer = view.input.value;
+    // Surrounding spaces never count (the service compares trimmed): sent, kept and shown without them.
+    const userAnswer = view.input.value.trim();
     const problem =
       userAnswer.trim() === ""
         ? "Type an answer first."

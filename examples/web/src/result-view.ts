@@ -115,7 +115,7 @@ export class ResultView {
             "tr",
             { className: verdict.className },
             h("th", { scope: "row" }, prompt),
-            h("td", {}, answer?.userAnswer ?? "—"),
+            h("td", {}, answer?.userAnswer?.trim() || "—"),
             h("td", {}, h("span", { className: "pill" }, verdict.text)),
             h("td", {}, question.correctAnswer ?? "—"),
           );
