@@ -1,9 +1,9 @@
 import type { Db } from "../db/database.js";
 import {
-  countDue,
+  countMemory,
   findDueMemory,
   findNextDueAt,
-  findQuestionPlaces,
+  findQuizQuestionIds,
 } from "../db/question-memory-repository.js";
 import { type DueCursor, decodeDueCursor, encodeDueCursor } from "../domain/cursor.js";
 import type { DueQuestion, DueQuestions } from "../domain/memory.js";
@@ -58,7 +58,8 @@ export async function listDueQuestions(
  * Up to `limit` questions due at `now` on a quiz for a learner, after
  * `after`, or undefined if the quiz is not live. Positions are the quiz's now
  * (GetQuiz's numbering). A page reads its own rows from the cursor on and
- * counts the rest on indexes, so its cost does not grow with the number due.
+ * counts the rest on indexes: its cost does not grow with the number due
+ * (the quiz's order and the counts are one index range each).
  */
 export async function findDueQuestions(
   db: Db,
@@ -68,19 +69,16 @@ export async function findDueQuestions(
   limit: number,
   after?: DueCursor,
 ): Promise<DueQuestions | undefined> {
-  const [counts, rows, nextDueAt] = await Promise.all([
-    countDue(db, userId, quizId, now),
+  const [order, counts, rows, nextDueAt] = await Promise.all([
+    findQuizQuestionIds(db, quizId),
+    countMemory(db, userId, quizId, now),
     findDueMemory(db, userId, quizId, now, { take: limit + 1, after }),
     findNextDueAt(db, userId, quizId, now),
   ]);
-  if (counts === undefined) return undefined;
+  if (order === undefined) return undefined;
   const more = rows.length > limit;
   if (more) rows.length = limit;
-  const places = await findQuestionPlaces(
-    db,
-    quizId,
-    rows.map((r) => r.questionId),
-  );
+  const places = new Map(order.map((id, i) => [id, i + 1]));
   // Memory of a question no longer in the quiz has no place: left out.
   const questions = rows.flatMap((m): DueQuestion[] => {
     const position = places.get(m.questionId);
@@ -90,7 +88,7 @@ export async function findDueQuestions(
   return {
     questions,
     dueCount: counts.due,
-    newCount: Math.max(0, counts.questions - counts.remembered),
+    newCount: Math.max(0, order.length - counts.remembered),
     nextDueAt,
     next: more && last ? { dueAt: last.dueAt, questionId: last.questionId } : undefined,
   };

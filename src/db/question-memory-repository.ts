@@ -1,4 +1,4 @@
-import { type CompiledQuery, sql, type Transaction } from "kysely";
+import type { CompiledQuery, Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Database, Db } from "./database.js";
 import { RowMoved } from "./errors.js";
@@ -181,47 +181,49 @@ export interface MemoryRow {
 }
 
 /**
- * The counts of a due list, of the whole quiz, in one statement: the live
- * quiz's questions, how many of them the learner remembers, and how many of
- * those are due at `now` (counts on questions_by_quiz and memory_by_due);
- * undefined if the quiz is not live. Memory of a deleted question is gone
- * with it (ON DELETE CASCADE), so `questions - remembered` are new.
+ * The live quiz's question ids in its order (position, then id: GetQuiz's
+ * numbering), or undefined if the quiz is not live. Read from
+ * questions_by_quiz and sorted here: an ORDER BY over the join would make
+ * MariaDB build a temporary table.
  */
-export async function countDue(
+export async function findQuizQuestionIds(db: Db, quizId: string): Promise<string[] | undefined> {
+  const rows = await db
+    .selectFrom(liveQuiz(db, quizId).as("live"))
+    .leftJoin("questions as q", (join) => join.on("q.quiz_id", "=", quizId))
+    .select(["q.id", "q.position"])
+    .execute();
+  if (rows.length === 0) return undefined;
+  return rows
+    .flatMap((r) =>
+      r.id === null || r.position === null ? [] : [{ id: String(r.id), position: r.position }],
+    )
+    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
+    .map((r) => r.id);
+}
+
+/**
+ * How many of a quiz's questions the learner remembers, and how many of
+ * those are due at `now`: one pass over memory_by_due's (user_id, quiz_id)
+ * range. Memory of a deleted question is gone with it (ON DELETE CASCADE).
+ */
+export async function countMemory(
   db: Db,
   userId: string,
   quizId: string,
   now: Date,
-): Promise<{ questions: number; remembered: number; due: number } | undefined> {
+): Promise<{ remembered: number; due: number }> {
   const row = await db
-    .selectFrom(liveQuiz(db, quizId).as("live"))
+    .selectFrom("practice_question_memory")
     .select((eb) => [
-      eb
-        .selectFrom("questions")
-        .select(sql<number>`count(*)`.as("n"))
-        .where("quiz_id", "=", quizId)
-        .as("questions"),
-      eb
-        .selectFrom("practice_question_memory")
-        .select(sql<number>`count(*)`.as("n"))
-        .where("user_id", "=", userId)
-        .where("quiz_id", "=", quizId)
-        .as("remembered"),
-      eb
-        .selectFrom("practice_question_memory")
-        .select(sql<number>`count(*)`.as("n"))
-        .where("user_id", "=", userId)
-        .where("quiz_id", "=", quizId)
-        .where("due_at", "<=", now)
+      eb.fn.countAll<number | string>().as("remembered"),
+      eb.fn
+        .sum<number | string | null>(eb.case().when("due_at", "<=", now).then(1).else(0).end())
         .as("due"),
     ])
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
     .executeTakeFirst();
-  if (row === undefined) return undefined;
-  return {
-    questions: Number(row.questions),
-    remembered: Number(row.remembered),
-    due: Number(row.due),
-  };
+  return { remembered: Number(row?.remembered ?? 0), due: Number(row?.due ?? 0) };
 }
 
 /**
@@ -272,31 +274,6 @@ export function dueMemoryQuery(
       );
   }
   return query.orderBy("due_at").orderBy("question_id").limit(page.take);
-}
-
-/**
- * The 1-based place of each of `questionIds` in the live quiz's order
- * (position, then id; GetQuiz's numbering), numbered in the database over
- * questions_by_quiz, so only the page's questions come back.
- */
-export async function findQuestionPlaces(
-  db: Db,
-  quizId: string,
-  questionIds: readonly string[],
-): Promise<Map<string, number>> {
-  if (questionIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom((eb) =>
-      eb
-        .selectFrom("questions")
-        .select(["id", sql<number>`ROW_NUMBER() OVER (ORDER BY position, id)`.as("place")])
-        .where("quiz_id", "=", quizId)
-        .as("numbered"),
-    )
-    .select(["id", "place"])
-    .where("id", "in", questionIds)
-    .execute();
-  return new Map(rows.map((r) => [String(r.id), Number(r.place)]));
 }
 
 /** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */
