@@ -45,8 +45,8 @@ export interface StartResult {
  * deleted first, and a fresh one created: of the whole quiz; in mode
  * "review" of the questions due now (at most MAX_REVIEW_QUESTIONS, earliest
  * due first); in mode "missed" of the questions not answered correctly in
- * the latest completed session. When starts race, the unique key lets one insert; the others
- * read the winner's session and resume it.
+ * the latest completed session. When starts race, the unique key lets one
+ * insert; the others read the winner's session and resume it.
  */
 export async function startSession(
   ctx: SessionsContext,
@@ -130,8 +130,7 @@ async function startOfQuestions(
     const picked =
       mode === "review"
         ? await pickDue(trx, userId, quizId, now)
-        : await findMissedQuestions(trx, userId, quizId);
-    if (picked.length === 0) throw errors.nothingMissed();
+        : await pickMissed(trx, userId, quizId);
     await insertSessionOfQuestions(
       trx,
       { id, user_id: userId, quiz_id: quizId, started_at: now },
@@ -144,6 +143,13 @@ async function startOfQuestions(
     return snapshot;
   });
   return created(id, quizId, now, mode, snapshot);
+}
+
+/** A missed session's snapshot, or failed_precondition when nothing was missed. */
+async function pickMissed(db: Db, userId: string, quizId: string): Promise<string[]> {
+  const picked = await findMissedQuestions(db, userId, quizId);
+  if (picked.length === 0) throw errors.nothingMissed();
+  return picked;
 }
 
 /** A review's snapshot: the first MAX_REVIEW_QUESTIONS due, or NothingDue. */
