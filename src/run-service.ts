@@ -2,7 +2,7 @@
  * The service: waits for the database, migrates, builds the app, listens on
  * one port and stops on a signal. Started by main.ts, after tracing.
  */
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret } from "./auth/tokens.js";
 import { type Config, loadConfig } from "./config.js";
@@ -24,6 +24,7 @@ import {
   checkTlsFiles,
   databaseFailure,
   databaseMayHeal,
+  flushLogSync,
   listenFailure,
   runEntry,
   StartupError,
@@ -39,6 +40,8 @@ const SHUTDOWN_MARGIN_MS = 5_000;
 
 /** Known once loaded: start-up failures name the database and print stacks at debug level. */
 let loaded: Config | undefined;
+/** The service's logger, flushed before a start-up failure's line so that the line ends the output. */
+let startupLogger: Logger | undefined;
 
 async function main() {
   const config = loadConfig();
@@ -49,6 +52,7 @@ async function main() {
     // Nothing logs headers today; should an error ever carry them, no credential goes out.
     redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
   });
+  startupLogger = logger;
   // Before anything waits: a stop during start-up is as clean as one while serving.
   const stop = stopOnSignals({
     logger,
@@ -294,4 +298,7 @@ async function waitForDatabase(config: Config, logger: pino.Logger, stop: Stop) 
 runEntry(main, {
   databaseUrl: () => loaded?.databaseUrl,
   debug: () => loaded?.logLevel === "debug" || loaded?.logLevel === "trace",
+  flush: () => {
+    if (startupLogger !== undefined) flushLogSync(startupLogger);
+  },
 });

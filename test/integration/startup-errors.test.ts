@@ -1,10 +1,13 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testServerUrl, testStore } from "../support/database.js";
-import { runEntryPoint } from "../support/entry.js";
+import { REPO, runEntryPoint } from "../support/entry.js";
 import { TEST_SECRET } from "../support/service.js";
 
 /** What `npm start` needs to start quickly on its own: no page build, no NATS. */
@@ -58,10 +61,34 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     );
   });
 
-  it("a busy METRICS_PORT is the last thing said: no `listening` line, before or after it", async () => {
+  it("a busy METRICS_PORT is the last thing said: no `listening` line, no log line after it", async () => {
     const run = await service({ METRICS_PORT: String(busy), LOG_LEVEL: "info" });
     expectOneLine(run, /\(METRICS_PORT\): the port is already in use/);
     expect(run.stdout).not.toMatch(/"msg":"listening"/);
+    // stdout and stderr in one pipe, as a terminal shows them: the error ends the output.
+    const merged = await new Promise<string>((done) => {
+      const tsx = pathToFileURL(join(REPO, "node_modules/tsx/dist/loader.mjs")).href;
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        ...SERVICE_ENV,
+        METRICS_PORT: String(busy),
+        LOG_LEVEL: "info",
+      };
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      const child = spawn(
+        "bash",
+        ["-c", `exec "${process.execPath}" --import "${tsx}" src/main.ts 2>&1`],
+        { cwd: REPO, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.on("exit", () => done(out));
+    });
+    const lines = merged.split("\n").filter((l) => l.trim() !== "");
+    expect(lines.at(-1), merged).toMatch(/\(METRICS_PORT\): the port is already in use/);
+    expect(lines.length).toBeGreaterThan(1);
   });
 
   it("a SQLite path under a file names DATABASE_URL", async () => {
