@@ -117,23 +117,34 @@ describe("practising what one missed, in one click", () => {
   });
 });
 
-describe("the page's rough edges", () => {
+const VIEWPORTS = [
+  ["a desktop", { width: 1000, height: 900 }],
+  ["a phone", { width: 390, height: 844 }],
+] as const;
+
+describe.each(VIEWPORTS)("the page's rough edges, on %s", (_name, viewport) => {
   it("a missing quiz is said once: no history, no extra error", async () => {
-    const { page, consoleErrors } = await openServed("nomad", "999999");
+    const { page, consoleErrors } = await newPage();
+    await page.setViewportSize(viewport);
+    await page.goto(`${svc.baseUrl}/practice/?quiz=999999#token=${await svc.token("nomad")}`);
     await expect.poll(() => page.locator("#quiz-error").textContent()).toMatch(/^Quiz not found/);
     // Both history calls have answered (404) by the time the section is hidden.
     await expect.poll(() => page.locator("#history-section").isHidden()).toBe(true);
     expect(await page.getByText("Quiz not found", { exact: false }).count()).toBe(1);
     expect(await page.getByText("Could not load", { exact: false }).count()).toBe(0);
+    expect(await inView(page.locator("#quiz-error"))).toBe(true);
     expect(consoleErrors.filter((e) => !/404/.test(e))).toEqual([]);
+    await page.close();
   });
 
   it("without a token: the notice, and no empty card under it", async () => {
     const { page } = await newPage();
+    await page.setViewportSize(viewport);
     await page.goto(`${svc.baseUrl}/practice/?quiz=${capitals}`);
     await expect.poll(() => page.locator("#notice").isVisible()).toBe(true);
     expect(await page.locator("#notice").textContent()).toMatch(/needs a sign-in token/);
     expect(await page.locator("#practice").isHidden()).toBe(true);
     expect(await page.getByText("Who is practising?").count()).toBe(0);
+    await page.close();
   });
 });
