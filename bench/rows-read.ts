@@ -84,9 +84,15 @@ async function main() {
         await sql`ANALYZE TABLE practice_question_memory`.execute(db);
         const now = new Date();
         await sql`FLUSH STATUS`.execute(db);
-        const found = await findDueQuestions(db, MAIN_USER, memory.quizId, now);
+        const found = await findDueQuestions(db, MAIN_USER, memory.quizId, now, 20);
         const read = await rowsRead(db);
-        const plan = await explain(db, dueMemoryQuery(db, MAIN_USER, memory.quizId, now).compile());
+        const plan = await explain(
+          db,
+          dueMemoryQuery(db, MAIN_USER, memory.quizId, now, {
+            take: 21,
+            after: undefined,
+          }).compile(),
+        );
         const nextPlan = await explain(
           db,
           nextDueQuery(db, MAIN_USER, memory.quizId, now).compile(),

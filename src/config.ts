@@ -158,6 +158,11 @@ export function loadConfig(env: Env = process.env): Config {
       "DATABASE_URL must be mysql://user:pass@host:port/database, sqlite:PATH or sqlite::memory:",
     );
   }
+  if (mysql && new URL(databaseUrl).pathname.replace(/^\//, "") === "") {
+    throw new ConfigError(
+      "DATABASE_URL needs a database name: mysql://user:pass@host:port/database",
+    );
+  }
 
   const databaseReadUrl = optional(env, "DATABASE_READ_URL");
   if (databaseReadUrl !== undefined) {

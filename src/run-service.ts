@@ -2,14 +2,15 @@
  * The service: waits for the database, migrates, builds the app, listens on
  * one port and stops on a signal. Started by main.ts, after tracing.
  */
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
-import { devSecret, signToken } from "./auth/tokens.js";
+import { devSecret } from "./auth/tokens.js";
 import { type Config, loadConfig } from "./config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
+import { demoToken, localBase, practiceLinkLines, seedDemoCommand } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { servePort } from "./edge/one-port.js";
@@ -23,6 +24,7 @@ import {
   checkTlsFiles,
   databaseFailure,
   databaseMayHeal,
+  flushLogSync,
   listenFailure,
   runEntry,
   StartupError,
@@ -38,6 +40,8 @@ const SHUTDOWN_MARGIN_MS = 5_000;
 
 /** Known once loaded: start-up failures name the database and print stacks at debug level. */
 let loaded: Config | undefined;
+/** The service's logger, flushed before a start-up failure's line so that the line ends the output. */
+let startupLogger: Logger | undefined;
 
 async function main() {
   const config = loadConfig();
@@ -48,6 +52,7 @@ async function main() {
     // Nothing logs headers today; should an error ever carry them, no credential goes out.
     redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
   });
+  startupLogger = logger;
   // Before anything waits: a stop during start-up is as clean as one while serving.
   const stop = stopOnSignals({
     logger,
@@ -158,7 +163,7 @@ async function main() {
   }
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
-  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  // "listening" only once both ports are: a busy METRICS_PORT's line is then the last one.
   const scrape = metricsServer(metrics);
   try {
     await new Promise<void>((resolve, reject) => {
@@ -173,6 +178,7 @@ async function main() {
   }
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
+  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
 
   // Events always go to the outbox; they leave it only when a relay runs.
@@ -199,17 +205,11 @@ async function main() {
   );
 
   if (devMode && jwt.secret !== undefined) {
-    const token = await signToken(jwt.secret, "demo", { ttlSeconds: 30 * 86_400 });
-    const base = `${config.tls ? "https" : "http"}://127.0.0.1:${actualPort}`;
+    const token = await demoToken(jwt.secret);
+    const base = localBase(config, actualPort);
     const quiz = quizIds[0] ?? "QUIZ_ID";
-    // The token goes in the fragment: browsers never send it to the server.
     const pageLines =
-      practicePage && quizIds.length > 0
-        ? [
-            `Practise quiz ${quiz} in the browser, as user 'demo':`,
-            `  ${base}${PRACTICE_PAGE_PATH}?quiz=${quiz}#token=${token}`,
-          ]
-        : [];
+      practicePage && quizIds.length > 0 ? practiceLinkLines(base, quiz, token) : [];
     console.log(
       [
         "",
@@ -219,9 +219,13 @@ async function main() {
         ...pageLines,
         "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
         `  export TOKEN=${token}`,
-        quizIds.length > 0
-          ? `Try it on quiz ${quiz}:`
-          : "Try it (no quizzes yet: `npm run seed:demo` adds two):",
+        ...(quizIds.length > 0
+          ? [`Try it on quiz ${quiz}:`]
+          : [
+              "No quizzes yet. To add the two demo quizzes to this store, run in another shell:",
+              `  ${seedDemoCommand(config.databaseUrl)}`,
+              "(it prints the practice link). Then try it:",
+            ]),
         `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
         `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
         "",
@@ -294,4 +298,7 @@ async function waitForDatabase(config: Config, logger: pino.Logger, stop: Stop) 
 runEntry(main, {
   databaseUrl: () => loaded?.databaseUrl,
   debug: () => loaded?.logLevel === "debug" || loaded?.logLevel === "trace",
+  flush: () => {
+    if (startupLogger !== undefined) flushLogSync(startupLogger);
+  },
 });

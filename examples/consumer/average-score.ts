@@ -29,6 +29,8 @@ export interface AverageScoreOptions {
   stateFile: string;
   /** Called after each event applied. */
   onAverage?: (userId: string, average: number, sessions: number) => void;
+  /** Called once consuming: the subject, and how many of its events wait to be read. */
+  onConnected?: (subject: string, waiting: number) => void;
   /** Stops after applying this event's state, before acknowledging it (tests: a crash). */
   crashBeforeAck?: (streamSeq: number) => boolean;
   /** How long JetStream waits for an ack before delivering again (default 30 s). */
@@ -100,6 +102,8 @@ export async function runAverageScore(
       .catch(() => jsm.consumers.add(options.stream, config));
     const consumer = await jetstream(nc).consumers.get(options.stream, options.durable);
     const messages = await consumer.consume({ max_messages: 100, expires: 1000 });
+    const { num_pending } = await consumer.info(true);
+    options.onConnected?.(config.filter_subject, num_pending);
     signal.addEventListener("abort", () => void messages.close(), { once: true });
     if (signal.aborted) await messages.close();
     for await (const m of messages) {

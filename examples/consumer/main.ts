@@ -13,15 +13,22 @@ const stop = new AbortController();
 process.once("SIGINT", () => stop.abort());
 process.once("SIGTERM", () => stop.abort());
 
+const url = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
+console.log(`connecting to NATS at ${url}...`);
 const state = await runAverageScore(
   {
-    url: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+    url,
     stream: process.env.NATS_STREAM ?? "PRACTICE",
     subjectPrefix: process.env.NATS_SUBJECT_PREFIX ?? "practice",
     durable: process.env.CONSUMER_NAME ?? "average-score",
     stateFile: process.env.CONSUMER_STATE ?? "./data/average-score.json",
     onAverage: (user, average, sessions) =>
       console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} session(s)`),
+    onConnected: (subject, waiting) =>
+      console.log(
+        `connected to NATS: consuming ${subject} (${waiting} waiting); ` +
+          "each completed session prints its user's average (Ctrl-C to stop)",
+      ),
   },
   stop.signal,
 );

@@ -10,11 +10,16 @@ import {
   findLatestAnswerAt,
   findSessionForAnswer,
   findSessionWithAnswers,
+  findUnanswered,
   lockSession,
   markCompleted,
   ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import { QUESTION_MEMORY_KEY } from "../db/question-memory-repository.js";
+import {
+  insertMemories,
+  QUESTION_MEMORY_KEY,
+  saveMemory,
+} from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { rememberAnswer } from "../domain/memory.js";
@@ -188,9 +193,12 @@ export async function completeSession(
         const latestAnswer = await findLatestAnswerAt(trx, sessionId);
         const completedAt = notBefore(now, session.startedAt, latestAnswer);
         await markCompleted(trx, sessionId, completedAt);
+        await rememberUnanswered(trx, userId, session, completedAt);
         await insertEvents(trx, [outboxEvent(sessionCompleted(userId, session, completedAt))]);
       }),
     retry,
+    // A memory row another answer moved meanwhile: the next attempt reads it.
+    (err) => isDuplicateKey(err, QUESTION_MEMORY_KEY) || err instanceof RowMoved,
   );
   // The user's session with its answers, oldest first, read after the commit.
   return guard(async () => {
@@ -198,6 +206,31 @@ export async function completeSession(
     if (session === undefined) throw errors.sessionNotFound();
     return withProgress(session);
   });
+}
+
+/**
+ * Each question the completed session left unanswered enters the learner's
+ * memory as missed (Again at `completedAt`, no answer row), as a wrong answer
+ * would: it comes back in spaced review, and in the next missed session.
+ */
+async function rememberUnanswered(
+  trx: Transaction<Database>,
+  userId: string,
+  session: SessionSummary,
+  completedAt: Date,
+): Promise<void> {
+  const unanswered = await findUnanswered(trx, userId, session.id);
+  const first = unanswered.flatMap(({ questionId, memory }) =>
+    memory === undefined
+      ? [{ questionId, memory: rememberAnswer(undefined, false, completedAt) }]
+      : [],
+  );
+  await insertMemories(trx, userId, session.quizId, first);
+  for (const { questionId, memory } of unanswered) {
+    if (memory === undefined) continue;
+    const key = { userId, quizId: session.quizId, questionId };
+    await saveMemory(trx, key, memory, rememberAnswer(memory, false, completedAt));
+  }
 }
 
 /**

@@ -3,7 +3,6 @@ import { withSignal } from "../db/cancel.js";
 import type { Db } from "../db/database.js";
 import { primaryReads, type ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
-import type { DueQuestions } from "../domain/memory.js";
 import type { Session, SessionMode, SessionProgress } from "../domain/session.js";
 import {
   type AnswerInput,
@@ -20,7 +19,7 @@ import {
   type SessionPage,
 } from "./read-sessions.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
-import { listDueQuestions } from "./review.js";
+import { type DuePage, type DuePageInput, listDueQuestions } from "./review.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { type StartResult, startSession } from "./start-session.js";
 import { inUseCaseSpan } from "./use-case-span.js";
@@ -81,8 +80,15 @@ export class PracticeSessions {
   }
 
   /** See review.ts `listDueQuestions`. */
-  listDueQuestions(userId: string, quizId: string, signal?: AbortSignal): Promise<DueQuestions> {
-    return this.#run("listDueQuestions", signal, (ctx) => listDueQuestions(ctx, userId, quizId));
+  listDueQuestions(
+    userId: string,
+    quizId: string,
+    page?: DuePageInput,
+    signal?: AbortSignal,
+  ): Promise<DuePage> {
+    return this.#run("listDueQuestions", signal, (ctx) =>
+      listDueQuestions(ctx, userId, quizId, page),
+    );
   }
 
   /** See read-sessions.ts `getSession`. */

@@ -1,61 +1,95 @@
 import type { Db } from "../db/database.js";
 import {
+  countMemory,
   findDueMemory,
   findNextDueAt,
-  findQuizQuestionsAnswered,
+  findQuizQuestionIds,
 } from "../db/question-memory-repository.js";
-import { byDue, type DueQuestion, type DueQuestions } from "../domain/memory.js";
-import { isDatabaseId } from "../domain/session.js";
+import { type DueCursor, decodeDueCursor, encodeDueCursor } from "../domain/cursor.js";
+import type { DueQuestion, DueQuestions } from "../domain/memory.js";
+import { DEFAULT_PAGE_SIZE, isDatabaseId, MAX_PAGE_SIZE } from "../domain/session.js";
 import { errors } from "./errors.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { requireWellFormed } from "./well-formed.js";
 
+/** A page of the due list, as a transport asks for it. */
+export interface DuePageInput {
+  /** 1..MAX_PAGE_SIZE; undefined for DEFAULT_PAGE_SIZE. */
+  limit?: number;
+  /** A next_cursor from a previous page; undefined or "" for the first page. */
+  cursor?: string;
+}
+
+/** A page of the due list, with the cursor of the next one (undefined on the last). */
+export type DuePage = DueQuestions & { nextCursor: string | undefined };
+
 /**
- * ListDueQuestions: the caller's questions of a live quiz due for review now,
- * earliest due first, then by position; how many live questions they never
- * answered; and when the next one falls due. Only the caller's own memory.
+ * ListDueQuestions: a page of the caller's questions of a live quiz due for
+ * review now, earliest due first, then by question id; how many are due
+ * and how many live questions they never answered, of the whole quiz; and
+ * when the next one falls due. Only the caller's own memory.
  */
 export async function listDueQuestions(
   { reads, clock }: SessionsContext,
   userId: string,
   quizId: string,
-): Promise<DueQuestions> {
-  requireWellFormed({ quiz_id: quizId });
+  input: DuePageInput = {},
+): Promise<DuePage> {
+  requireWellFormed({ quiz_id: quizId, cursor: input.cursor });
+  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  const after = input.cursor ? decodeDueCursor(input.cursor) : undefined;
+  if (input.cursor && after === undefined) {
+    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
+  }
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   const now = clock.now();
-  const due = await guard(() => reads.read((db) => findDueQuestions(db, userId, quizId, now)));
+  const due = await guard(() =>
+    reads.read((db) => findDueQuestions(db, userId, quizId, now, limit, after)),
+  );
   if (due === undefined) throw errors.quizNotFound();
-  return due;
+  return { ...due, nextCursor: due.next && encodeDueCursor(due.next) };
 }
 
 /**
- * What is due at `now` on a quiz for a learner, or undefined if the quiz is
- * not live. Positions are the quiz's now (1..n by position, then id, as
- * GetQuiz numbers them); memory of a question no longer in the quiz is left out.
+ * Up to `limit` questions due at `now` on a quiz for a learner, after
+ * `after`, or undefined if the quiz is not live. Positions are the quiz's now
+ * (GetQuiz's numbering). A page reads its own rows from the cursor on and
+ * counts the rest on indexes: its cost does not grow with the number due
+ * (the quiz's order and the counts are one index range each).
  */
 export async function findDueQuestions(
   db: Db,
   userId: string,
   quizId: string,
   now: Date,
+  limit: number,
+  after?: DueCursor,
 ): Promise<DueQuestions | undefined> {
-  const [questions, due, nextDueAt] = await Promise.all([
-    findQuizQuestionsAnswered(db, userId, quizId),
-    findDueMemory(db, userId, quizId, now),
+  const [order, counts, rows, nextDueAt] = await Promise.all([
+    findQuizQuestionIds(db, quizId),
+    countMemory(db, userId, quizId, now),
+    findDueMemory(db, userId, quizId, now, { take: limit + 1, after }),
     findNextDueAt(db, userId, quizId, now),
   ]);
-  if (questions === undefined) return undefined;
-  const positions = new Map(questions.map((q, i) => [q.id, i + 1]));
-  const dueQuestions = due
-    .flatMap((m): DueQuestion[] => {
-      const position = positions.get(m.questionId);
-      return position === undefined ? [] : [{ ...m, position }];
-    })
-    .sort(byDue);
+  if (order === undefined) return undefined;
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const places = new Map(order.map((id, i) => [id, i + 1]));
+  // Memory of a question no longer in the quiz has no place: left out.
+  const questions = rows.flatMap((m): DueQuestion[] => {
+    const position = places.get(m.questionId);
+    return position === undefined ? [] : [{ ...m, position }];
+  });
+  const last = rows.at(-1);
   return {
-    questions: dueQuestions,
-    newCount: questions.filter((q) => !q.answered).length,
+    questions,
+    dueCount: counts.due,
+    newCount: Math.max(0, order.length - counts.remembered),
     nextDueAt,
+    next: more && last ? { dueAt: last.dueAt, questionId: last.questionId } : undefined,
   };
 }

@@ -1,11 +1,13 @@
+import type { Db } from "../db/database.js";
 import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
 import { insertEvents } from "../db/outbox-repository.js";
 import {
   deleteStaleSession,
+  findMissedQuestions,
   findSnapshot,
   findStartState,
-  insertReviewSession,
   insertSessionCountingQuestions,
+  insertSessionOfQuestions,
   insertSnapshot,
   ONE_ACTIVE_SESSION_KEY,
 } from "../db/practice-sessions-repository.js";
@@ -39,11 +41,12 @@ export interface StartResult {
 
 /**
  * Starts a session on a live quiz, or resumes the user's in-progress one (of
- * either mode). A stale in-progress session (started over 7 days ago) is
- * deleted first, and a fresh one created: of the whole quiz, or in mode
+ * any mode). A stale in-progress session (started over 7 days ago) is
+ * deleted first, and a fresh one created: of the whole quiz; in mode
  * "review" of the questions due now (at most MAX_REVIEW_QUESTIONS, earliest
- * due first). When starts race, the unique key lets one insert; the others
- * read the winner's session and resume it.
+ * due first); in mode "missed" of the questions not answered correctly in
+ * the latest completed session. When starts race, the unique key lets one
+ * insert; the others read the winner's session and resume it.
  */
 export async function startSession(
   ctx: SessionsContext,
@@ -88,7 +91,7 @@ async function startOnce(
     });
   }
 
-  if (mode === "review") return startReview(ctx, userId, quizId, now);
+  if (mode !== "full") return startOfQuestions(ctx, userId, quizId, mode, now);
   const id = ctx.newSessionId();
   const snapshot = await db.transaction().execute(async (trx) => {
     const inserted = await insertSessionCountingQuestions(trx, {
@@ -109,39 +112,53 @@ async function startOnce(
 }
 
 /**
- * Creates a review session: its snapshot is what is due at `now`, read in
- * the insert's transaction; nothing due is `failed_precondition` with the
- * next due time.
+ * Creates a review or missed session, its snapshot read in the insert's
+ * transaction: for review, what is due at `now` (nothing due is
+ * `failed_precondition` with the next due time); for missed, the questions
+ * not answered correctly in the latest completed session, in quiz order
+ * (none is `failed_precondition`).
  */
-async function startReview(
+async function startOfQuestions(
   { db, newSessionId }: SessionsContext,
   userId: string,
   quizId: string,
+  mode: "review" | "missed",
   now: Date,
 ): Promise<StartResult> {
   const id = newSessionId();
   const snapshot = await db.transaction().execute(async (trx) => {
-    const due = await findDueQuestions(trx, userId, quizId, now);
-    if (due === undefined) throw errors.quizNotFound();
-    const picked = due.questions.slice(0, MAX_REVIEW_QUESTIONS).map((q) => q.questionId);
-    if (picked.length === 0) throw errors.nothingDue(due.nextDueAt);
-    await insertReviewSession(
+    const picked =
+      mode === "review"
+        ? await pickDue(trx, userId, quizId, now)
+        : await pickMissed(trx, userId, quizId);
+    await insertSessionOfQuestions(
       trx,
       { id, user_id: userId, quiz_id: quizId, started_at: now },
+      mode,
       picked,
     );
     const snapshot = await findSnapshot(trx, id);
-    const started = {
-      id,
-      quizId,
-      startedAt: now,
-      totalQuestions: snapshot.length,
-      mode: "review" as const,
-    };
+    const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length, mode };
     await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
     return snapshot;
   });
-  return created(id, quizId, now, "review", snapshot);
+  return created(id, quizId, now, mode, snapshot);
+}
+
+/** A missed session's snapshot, or failed_precondition when nothing was missed. */
+async function pickMissed(db: Db, userId: string, quizId: string): Promise<string[]> {
+  const picked = await findMissedQuestions(db, userId, quizId);
+  if (picked.length === 0) throw errors.nothingMissed();
+  return picked;
+}
+
+/** A review's snapshot: the first MAX_REVIEW_QUESTIONS due, or NothingDue. */
+async function pickDue(db: Db, userId: string, quizId: string, now: Date): Promise<string[]> {
+  const due = await findDueQuestions(db, userId, quizId, now, MAX_REVIEW_QUESTIONS);
+  if (due === undefined) throw errors.quizNotFound();
+  const picked = due.questions.map((q) => q.questionId);
+  if (picked.length === 0) throw errors.nothingDue(due.nextDueAt);
+  return picked;
 }
 
 /** What a start that created session `id` answers: no answers yet, its snapshot without correct answers. */

@@ -6,6 +6,7 @@ import type {
   Kysely,
   Selectable,
 } from "kysely";
+import type { SessionMode } from "../domain/session.js";
 
 /**
  * The tables as Kysely sees them. BIGINT ids are read as strings so they keep
@@ -68,7 +69,7 @@ export interface PracticeSessionTable {
   /** 1 while in progress, else NULL: the unique key (user_id, quiz_id, active) allows one. */
   active: GeneratedAlways<1 | null>;
   /** What the snapshot holds: the whole quiz, or the questions due at start (default 'full'). */
-  mode: ColumnType<"full" | "review", "full" | "review" | undefined, never>;
+  mode: ColumnType<SessionMode, SessionMode | undefined, never>;
 }
 
 export interface PracticeSessionQuestionTable {

@@ -9,7 +9,7 @@ const session = {
   total_questions: 3,
   correct_answers: 1,
   answered_questions: 2,
-  review: 0,
+  mode_code: 0,
 };
 const answer = (id: string, at: string) => ({
   ...session,
@@ -46,8 +46,15 @@ describe("toSession", () => {
 });
 
 describe("toSummary", () => {
-  it("reads the mode from `review`, a number or the string a driver may give for it", () => {
-    const mode = (review: number | string) => toSummary({ ...session, review })?.mode;
-    expect([mode(0), mode(1), mode("0"), mode("1")]).toEqual(["full", "review", "full", "review"]);
+  it("reads the mode from `mode_code`, a number or the string a driver may give for it", () => {
+    const mode = (mode_code: number | string) => toSummary({ ...session, mode_code })?.mode;
+    expect([mode(0), mode(1), mode(2), mode("0"), mode("1"), mode("2")]).toEqual([
+      "full",
+      "review",
+      "missed",
+      "full",
+      "review",
+      "missed",
+    ]);
   });
 });

@@ -1,4 +1,4 @@
-import type { Answer, Session, SessionSummary } from "../domain/session.js";
+import type { Answer, Session, SessionMode, SessionSummary } from "../domain/session.js";
 
 /**
  * Rows to domain values. LEFT JOINed columns come back nullable: what a null
@@ -13,8 +13,8 @@ export interface SummaryColumns {
   total_questions: number | null;
   correct_answers: number | null;
   answered_questions: number | null;
-  /** 1 for a review session, 0 for a whole quiz (session-columns.ts); a string where the driver gives one. */
-  review: number | string | null;
+  /** 0 full, 1 review, 2 missed (session-columns.ts); a string where the driver gives one. */
+  mode_code: number | string | null;
 }
 
 export interface AnswerColumns {
@@ -25,10 +25,20 @@ export interface AnswerColumns {
   answered_at: Date | null;
 }
 
+/** Modes by session-columns.ts's code. */
+const MODES: readonly SessionMode[] = ["full", "review", "missed"];
+
 /** The session of a row, or undefined when the row has none (a LEFT JOIN that matched nothing). */
 export function toSummary(row: SummaryColumns): SessionSummary | undefined {
-  const { id, quiz_id, started_at, total_questions, correct_answers, answered_questions, review } =
-    row;
+  const {
+    id,
+    quiz_id,
+    started_at,
+    total_questions,
+    correct_answers,
+    answered_questions,
+    mode_code,
+  } = row;
   if (id === null) return undefined;
   if (
     quiz_id === null ||
@@ -36,7 +46,7 @@ export function toSummary(row: SummaryColumns): SessionSummary | undefined {
     total_questions === null ||
     correct_answers === null ||
     answered_questions === null ||
-    review === null
+    mode_code === null
   ) {
     // NOT NULL columns of a matched row: only a broken statement gets here.
     throw new Error("a session row with null columns");
@@ -49,7 +59,7 @@ export function toSummary(row: SummaryColumns): SessionSummary | undefined {
     totalQuestions: total_questions,
     correctAnswers: correct_answers,
     answeredQuestions: answered_questions,
-    mode: Number(review) === 1 ? "review" : "full",
+    mode: MODES[Number(mode_code)] ?? "full",
   };
 }
 

@@ -379,18 +379,19 @@ export async function insertSnapshot(
 }
 
 /**
- * Inserts a review session and its snapshot: `questionIds` numbered 1..n in
- * the order given. Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if one is
- * in progress, and a foreign-key violation if a question is gone meanwhile.
+ * Inserts a review or missed session and its snapshot: `questionIds` numbered
+ * 1..n in the order given. Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if
+ * one is in progress, and a foreign-key violation if a question is gone meanwhile.
  */
-export async function insertReviewSession(
+export async function insertSessionOfQuestions(
   trx: Transaction<Database>,
   session: Omit<NewPracticeSession, "total_questions" | "correct_answers" | "mode">,
+  mode: "review" | "missed",
   questionIds: readonly string[],
 ): Promise<void> {
   await trx
     .insertInto("practice_sessions")
-    .values({ ...session, total_questions: questionIds.length, mode: "review" })
+    .values({ ...session, total_questions: questionIds.length, mode })
     .execute();
   await trx
     .insertInto("practice_session_questions")
@@ -402,4 +403,75 @@ export async function insertReviewSession(
       })),
     )
     .execute();
+}
+
+/**
+ * The questions the user did not answer correctly (wrong, or not at all) in
+ * their latest completed session of the quiz, that still exist, in the quiz's
+ * order (position, then id); empty without a completed session. The latest
+ * is the last started: sessions_by_start read backwards, one row.
+ */
+export async function findMissedQuestions(
+  db: Db,
+  userId: string,
+  quizId: string,
+): Promise<string[]> {
+  const latest = await db
+    .selectFrom("practice_sessions")
+    .select("id")
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .where("completed_at", "is not", null)
+    .orderBy("started_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  if (latest === undefined) return [];
+  const rows = await db
+    .selectFrom("practice_session_questions as sq")
+    .innerJoin("questions as q", "q.id", "sq.question_id")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .select(["q.id", "q.position", "a.is_correct"])
+    .where("sq.session_id", "=", latest.id)
+    .where("q.quiz_id", "=", quizId)
+    .execute();
+  // Sorted here: an ORDER BY over the join would make MariaDB build a temporary table.
+  return rows
+    .filter((r) => r.is_correct === null || Number(r.is_correct) === 0)
+    .map((r) => ({ id: String(r.id), position: r.position }))
+    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
+    .map((r) => r.id);
+}
+
+/**
+ * The session's snapshot questions that still exist and hold no answer, with
+ * the user's memory of each (null columns without one): what a completion
+ * records as missed.
+ */
+export async function findUnanswered(
+  db: Db,
+  userId: string,
+  sessionId: string,
+): Promise<{ questionId: string; memory: QuestionMemory | undefined }[]> {
+  const rows = await db
+    .selectFrom("practice_session_questions as sq")
+    .innerJoin("questions as q", "q.id", "sq.question_id")
+    .leftJoin("practice_session_answers as a", (join) =>
+      join
+        .onRef("a.session_id", "=", "sq.session_id")
+        .onRef("a.question_id", "=", "sq.question_id"),
+    )
+    .leftJoin("practice_question_memory as m", (join) =>
+      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
+    )
+    .select("q.id")
+    .select(joinedMemoryColumns)
+    .where("sq.session_id", "=", sessionId)
+    .where("a.id", "is", null)
+    .execute();
+  return rows.map((r) => ({ questionId: String(r.id), memory: toMemory(r) }));
 }

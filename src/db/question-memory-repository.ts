@@ -127,6 +127,41 @@ export function saveMemoryStatement(
     .compile();
 }
 
+/** Rows a multi-row insert of memories holds at most (within every driver's parameter limit). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts first memories of several questions of one quiz, in statements of
+ * at most INSERT_CHUNK rows. A row written meanwhile fails the statement with
+ * a duplicate key on QUESTION_MEMORY_KEY, as saveMemory's insert would.
+ */
+export async function insertMemories(
+  trx: Transaction<Database>,
+  userId: string,
+  quizId: string,
+  memories: readonly { questionId: string; memory: QuestionMemory }[],
+): Promise<void> {
+  for (let i = 0; i < memories.length; i += INSERT_CHUNK) {
+    const rows = memories.slice(i, i + INSERT_CHUNK).map(({ questionId, memory: m }) => ({
+      user_id: userId,
+      question_id: questionId,
+      quiz_id: quizId,
+      due_at: m.dueAt,
+      last_answered_at: m.lastAnsweredAt,
+      last_correct: m.lastCorrect,
+      reps: m.reps,
+      lapses: m.lapses,
+      state: m.state,
+      stability: m.stability,
+      difficulty: m.difficulty,
+      elapsed_days: m.elapsedDays,
+      scheduled_days: m.scheduledDays,
+      learning_steps: m.learningSteps,
+    }));
+    await trx.insertInto("practice_question_memory").values(rows).execute();
+  }
+}
+
 /** MemoryMoved if an update after `previous` found its row changed (no row affected). */
 export function requireSaved(previous: QuestionMemory | undefined, affectedRows: number): void {
   if (previous !== undefined && affectedRows === 0) throw new MemoryMoved();
@@ -146,46 +181,65 @@ export interface MemoryRow {
 }
 
 /**
- * The live quiz's questions, by position then id, each with whether the
- * learner has a memory of it (a primary-key lookup per question); undefined
- * if the quiz is not live.
+ * The live quiz's question ids in its order (position, then id: GetQuiz's
+ * numbering), or undefined if the quiz is not live. Read from
+ * questions_by_quiz and sorted here: an ORDER BY over the join would make
+ * MariaDB build a temporary table.
  */
-export async function findQuizQuestionsAnswered(
-  db: Db,
-  userId: string,
-  quizId: string,
-): Promise<{ id: string; answered: boolean }[] | undefined> {
+export async function findQuizQuestionIds(db: Db, quizId: string): Promise<string[] | undefined> {
   const rows = await db
     .selectFrom(liveQuiz(db, quizId).as("live"))
     .leftJoin("questions as q", (join) => join.on("q.quiz_id", "=", quizId))
-    .leftJoin("practice_question_memory as m", (join) =>
-      join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
-    )
-    .select(["q.id", "q.position", "m.question_id as remembered"])
+    .select(["q.id", "q.position"])
     .execute();
   if (rows.length === 0) return undefined;
   return rows
     .flatMap((r) =>
-      r.id === null || r.position === null
-        ? []
-        : [{ id: String(r.id), position: r.position, answered: r.remembered !== null }],
+      r.id === null || r.position === null ? [] : [{ id: String(r.id), position: r.position }],
     )
     .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
-    .map(({ id, answered }) => ({ id, answered }));
+    .map((r) => r.id);
 }
 
 /**
- * The learner's memory rows of a quiz due at or before `now`, earliest due
- * first: one range of memory_by_due (user_id, quiz_id, due_at), whatever
- * the learner's history on other quizzes.
+ * How many of a quiz's questions the learner remembers, and how many of
+ * those are due at `now`: one pass over memory_by_due's (user_id, quiz_id)
+ * range. Memory of a deleted question is gone with it (ON DELETE CASCADE).
+ */
+export async function countMemory(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+): Promise<{ remembered: number; due: number }> {
+  const row = await db
+    .selectFrom("practice_question_memory")
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as("remembered"),
+      eb.fn
+        .sum<number | string | null>(eb.case().when("due_at", "<=", now).then(1).else(0).end())
+        .as("due"),
+    ])
+    .where("user_id", "=", userId)
+    .where("quiz_id", "=", quizId)
+    .executeTakeFirst();
+  return { remembered: Number(row?.remembered ?? 0), due: Number(row?.due ?? 0) };
+}
+
+/**
+ * Up to `take` of the learner's memory rows of a quiz due at or before `now`,
+ * after `after` in the order (due_at, question_id): one range of
+ * memory_by_due (user_id, quiz_id, due_at, and the primary key's question_id
+ * after it), read from the cursor on, whatever the number due.
  */
 export async function findDueMemory(
   db: Db,
   userId: string,
   quizId: string,
   now: Date,
+  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
 ): Promise<MemoryRow[]> {
-  const rows = await dueMemoryQuery(db, userId, quizId, now).execute();
+  const rows = await dueMemoryQuery(db, userId, quizId, now, page).execute();
   return rows.map((r) => ({
     questionId: String(r.question_id),
     dueAt: r.due_at,
@@ -196,15 +250,30 @@ export async function findDueMemory(
   }));
 }
 
-/** The statement of findDueMemory (bench/rows-read.ts EXPLAINs it). */
-export function dueMemoryQuery(db: Db, userId: string, quizId: string, now: Date) {
-  return db
+/** The statement of findDueMemory (bench/rows-read.ts and the due-page test EXPLAIN it). */
+export function dueMemoryQuery(
+  db: Db,
+  userId: string,
+  quizId: string,
+  now: Date,
+  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
+) {
+  let query = db
     .selectFrom("practice_question_memory")
     .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
     .where("user_id", "=", userId)
     .where("quiz_id", "=", quizId)
-    .where("due_at", "<=", now)
-    .orderBy("due_at");
+    .where("due_at", "<=", now);
+  const { after } = page;
+  if (after !== undefined) {
+    // Expanded, not a row comparison: MariaDB reads the index range only this way.
+    query = query
+      .where("due_at", ">=", after.dueAt)
+      .where((eb) =>
+        eb.or([eb("due_at", ">", after.dueAt), eb("question_id", ">", after.questionId)]),
+      );
+  }
+  return query.orderBy("due_at").orderBy("question_id").limit(page.take);
 }
 
 /** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */

@@ -26,17 +26,20 @@ export const plainSummaryColumns = [
 ] as const;
 
 /**
- * Its mode as `review`, 1 or 0: a number is decoded in a fraction of the
- * work of an ENUM's text, on every row of every page (decode.ts).
+ * Its mode as `mode_code`, 0 full, 1 review, 2 missed: a number is decoded in
+ * a fraction of the work of an ENUM's text, on every row of every page
+ * (decode.ts).
  */
-const review = (mode: "mode" | "s.mode") =>
-  sql<number | string>`(${sql.ref(mode)} = 'review')`.as("review");
+const modeCode = (mode: "mode" | "s.mode") =>
+  sql<
+    number | string
+  >`(CASE ${sql.ref(mode)} WHEN 'review' THEN 1 WHEN 'missed' THEN 2 ELSE 0 END)`.as("mode_code");
 
 /** A session's summary columns, of `practice_sessions`. */
-export const summaryColumns = [...plainSummaryColumns, review("mode")] as const;
+export const summaryColumns = [...plainSummaryColumns, modeCode("mode")] as const;
 
 /** A session's summary columns, of `practice_sessions as s`. */
 export const summaryColumnsOfS = [
   ...plainSummaryColumns.map((c) => `s.${c}` as const),
-  review("s.mode"),
+  modeCode("s.mode"),
 ] as const;

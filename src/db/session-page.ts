@@ -86,7 +86,7 @@ function pageQuery(db: Db, q: SessionPageQuery) {
   return db
     .selectFrom(liveQuiz(db, q.quizId).as("live"))
     .leftJoin(newestFirst(page).limit(q.take).as("s"), (join) => join.onTrue())
-    .select([...plainSummaryColumns.map((c) => `s.${c}` as const), "s.review"])
+    .select([...plainSummaryColumns.map((c) => `s.${c}` as const), "s.mode_code"])
     .orderBy("s.started_at", "desc")
     .orderBy("s.id", "desc");
 }

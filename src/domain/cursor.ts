@@ -1,4 +1,4 @@
-import { isSessionId } from "./session.js";
+import { isDatabaseId, isSessionId } from "./session.js";
 
 /**
  * Keyset position of a page boundary: the (started_at, id) of the last
@@ -35,4 +35,36 @@ export function decodeCursor(text: string): Cursor | undefined {
     return undefined;
   }
   return { startedAt: new Date(Number(ms)), id };
+}
+
+/**
+ * Keyset position in a due list (ListDueQuestions): the (due_at, question
+ * id) of the last question on the page. The next page holds the questions
+ * strictly after it (due_at ascending, then question id ascending).
+ */
+export interface DueCursor {
+  dueAt: Date;
+  questionId: string;
+}
+
+const DUE_VERSION = "d1";
+
+/** Encodes a due-list cursor as opaque base64url text. */
+export function encodeDueCursor(cursor: DueCursor): string {
+  return Buffer.from(`${DUE_VERSION}.${cursor.dueAt.getTime()}.${cursor.questionId}`).toString(
+    "base64url",
+  );
+}
+
+/** Decodes a cursor made by `encodeDueCursor`, or returns undefined; every part is checked. */
+export function decodeDueCursor(text: string): DueCursor | undefined {
+  if (!BASE64URL.test(text)) return undefined;
+  const [version, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
+  if (version !== DUE_VERSION || ms === undefined || id === undefined || rest.length > 0) {
+    return undefined;
+  }
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isDatabaseId(id)) {
+    return undefined;
+  }
+  return { dueAt: new Date(Number(ms)), questionId: id };
 }

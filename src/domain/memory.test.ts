@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { byDue, type DueQuestion, rememberAnswer } from "./memory.js";
+import { rememberAnswer } from "./memory.js";
 
 const t0 = new Date("2026-11-01T12:00:00.000Z");
 const MINUTE = 60_000;
@@ -38,21 +38,5 @@ describe("rememberAnswer (FSRS, ts-fsrs 5 defaults, fuzz off)", () => {
     const early = rememberAnswer(first, true, at(-5000));
     expect(early.lastAnsweredAt).toEqual(t0);
     expect(early).toEqual(rememberAnswer(first, true, t0));
-  });
-});
-
-describe("byDue", () => {
-  it("orders earliest due first, then by position", () => {
-    const q = (questionId: string, dueMs: number, position: number): DueQuestion => ({
-      questionId,
-      position,
-      dueAt: at(dueMs),
-      lastAnsweredAt: t0,
-      lastCorrect: false,
-      reps: 1,
-      lapses: 0,
-    });
-    const sorted = [q("a", 2, 1), q("b", 1, 3), q("c", 1, 2)].sort(byDue);
-    expect(sorted.map((x) => x.questionId)).toEqual(["c", "b", "a"]);
   });
 });

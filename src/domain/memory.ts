@@ -86,17 +86,16 @@ export interface DueQuestion {
   lapses: number;
 }
 
-/** What is due on one quiz for one learner. */
+/** A page of what is due on one quiz for one learner; the counts are of the whole quiz. */
 export interface DueQuestions {
-  /** Due now: earliest due first, then by position. */
+  /** Due now, this page of them: earliest due first, then by question id. */
   questions: DueQuestion[];
+  /** Questions of the quiz due now, on every page. */
+  dueCount: number;
   /** Live questions of the quiz the learner never answered. */
   newCount: number;
   /** The earliest due time after now, or null. */
   nextDueAt: Date | null;
-}
-
-/** Review order: earliest due first, then by position. */
-export function byDue(a: DueQuestion, b: DueQuestion): number {
-  return a.dueAt.getTime() - b.dueAt.getTime() || a.position - b.position;
+  /** Where the next page starts; undefined on the last page. */
+  next: { dueAt: Date; questionId: string } | undefined;
 }

@@ -12,8 +12,12 @@ export interface Answer {
   answeredAt: Date;
 }
 
-/** What a session's snapshot holds: the whole quiz, or the learner's questions due at start. */
-export type SessionMode = "full" | "review";
+/**
+ * What a session's snapshot holds: the whole quiz, the learner's questions due
+ * at start ("review"), or the questions they did not answer correctly in their
+ * latest completed session of the quiz ("missed").
+ */
+export type SessionMode = "full" | "review" | "missed";
 
 export interface SessionSummary {
   id: string;

@@ -9,6 +9,7 @@ import {
   findSessionSeqs,
   leaseEvents,
   type OutboxRow,
+  outboxBacklog,
   releaseEvents,
 } from "../db/outbox-repository.js";
 import { connectNats, ensureStream, jetStreamOf, type NatsTarget, subjectOf } from "./nats.js";
@@ -28,8 +29,13 @@ export interface RelayOptions {
   pollMs?: number;
   /** Longest wait for JetStream's acknowledgement of one publish (default 5 s). */
   publishTimeoutMs?: number;
-  /** Wait after a failure (NATS or the database down) before trying again (default 1 s). */
+  /**
+   * Wait after a first failure (NATS or the database down) before trying
+   * again (default 1 s); it doubles with each failure after, to maxRetryMs.
+   */
   retryMs?: number;
+  /** Longest wait between two tries while failing (default 30 s). */
+  maxRetryMs?: number;
   /** The NATS connection's name (default "practice-relay"). */
   name?: string;
 }
@@ -56,6 +62,10 @@ export class OutboxRelay {
   #stopped = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
+  /** Failed batches in a row; 0 while publishing. */
+  #failures = 0;
+  /** When the first of those failures happened. */
+  #failingSince = 0;
 
   constructor(options: RelayOptions) {
     this.#o = {
@@ -64,6 +74,7 @@ export class OutboxRelay {
       pollMs: 100,
       publishTimeoutMs: 5000,
       retryMs: 1000,
+      maxRetryMs: 30_000,
       name: "practice-relay",
       ...options,
     };
@@ -90,12 +101,49 @@ export class OutboxRelay {
       try {
         const result = await this.relayBatch();
         if (result.claimed === this.#o.batchSize) wait = 0;
+        if (this.#failures > 0) await this.#recovered();
       } catch (err) {
-        this.#o.logger.warn({ err: String(err) }, "outbox relay: will retry");
-        wait = this.#o.retryMs;
+        wait = await this.#failed(err);
       }
       if (wait > 0 && !this.#stopped) await this.#sleep(wait);
     }
+  }
+
+  /**
+   * A failed batch: the wait before the next try, doubling from retryMs to
+   * maxRetryMs, with jitter (half of it random) so relays that failed
+   * together do not all come back at once. Said once, on the first failure.
+   */
+  async #failed(err: unknown): Promise<number> {
+    this.#failures++;
+    const { retryMs, maxRetryMs } = this.#o;
+    const backoff = Math.min(maxRetryMs, retryMs * 2 ** Math.min(this.#failures - 1, 30));
+    if (this.#failures === 1) {
+      this.#failingSince = Date.now();
+      this.#o.logger.warn(
+        { err: String(err), waiting: await this.#waiting(), maxRetryMs },
+        "outbox relay: cannot publish; events wait in the outbox, retrying with back-off",
+      );
+    }
+    return backoff / 2 + Math.random() * (backoff / 2);
+  }
+
+  /** Publishing again after failures: said once, with what still waits. */
+  async #recovered(): Promise<void> {
+    const failures = this.#failures;
+    this.#failures = 0;
+    this.#o.logger.info(
+      { waiting: await this.#waiting(), failures, downMs: Date.now() - this.#failingSince },
+      "outbox relay: publishing again",
+    );
+  }
+
+  /** Events in the outbox now; undefined when the database does not answer. */
+  async #waiting(): Promise<number | undefined> {
+    return outboxBacklog(this.#o.db).then(
+      (b) => b.count,
+      () => undefined,
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { createSecureContext } from "node:tls";
+import { type Logger, pino } from "pino";
 import { ConfigError } from "../config.js";
 import { describeStore, storeOf } from "../db/connect.js";
 
@@ -75,6 +76,10 @@ export function databaseFailure(
   const store = describeStore(url);
   const { code, errno, sqlMessage } = coded;
   if (storeOf(url) === "sqlite") {
+    // Its folder cannot be made: a file stands where a folder of the path should be.
+    if (code === "EEXIST") {
+      return `cannot create the database ${store}: ${coded.path ?? "a folder of its path"} is a file, not a folder (set ${setting} to a path under a folder)`;
+    }
     const unwritable = ["SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_PERM", "EACCES", "EROFS"];
     if (code !== undefined && (unwritable.includes(code) || code === "ENOTDIR")) {
       return `cannot write the database ${store}: ${coded.message} (make its folder writable, or set ${setting})`;
@@ -175,13 +180,35 @@ export function startupLine(err: unknown, databaseUrl?: string): string {
  */
 export function runEntry(
   main: () => Promise<void>,
-  context: { databaseUrl?: () => string | undefined; debug?: () => boolean } = {},
+  context: {
+    databaseUrl?: () => string | undefined;
+    debug?: () => boolean;
+    /** Writes out what the entry's logger still holds: the failure's line comes last. */
+    flush?: () => void;
+  } = {},
 ): void {
   main().catch((err: unknown) => {
+    context.flush?.();
     console.error(startupLine(err, context.databaseUrl?.()));
     if (context.debug?.() && !(err instanceof ConfigError || err instanceof StartupError)) {
       console.error(err);
     }
     process.exit(1);
   });
+}
+
+/**
+ * Writes out what a pino logger still buffers, now: pino's stream writes
+ * asynchronously, so its last lines would otherwise follow a line printed
+ * with console.error. A stream not open yet holds nothing.
+ */
+export function flushLogSync(logger: Logger): void {
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    | { flushSync?: () => void }
+    | undefined;
+  try {
+    stream?.flushSync?.();
+  } catch {
+    // Not open yet: nothing written, nothing to flush.
+  }
 }

@@ -27,12 +27,18 @@ export async function startTracing(config: TracingConfig): Promise<void> {
   register("@opentelemetry/instrumentation/hook.mjs", import.meta.url, {
     data: { include: ["mysql2"] },
   });
-  const [{ NodeSDK }, { MySQL2Instrumentation }, { configuredSampler, ServiceSampler }] =
-    await Promise.all([
-      import("@opentelemetry/sdk-node"),
-      import("@opentelemetry/instrumentation-mysql2"),
-      import("./trace-sampler.js"),
-    ]);
+  const [
+    { NodeSDK },
+    { MySQL2Instrumentation },
+    { configuredSampler, ServiceSampler },
+    { ConsoleSpanExporter },
+  ] = await Promise.all([
+    import("@opentelemetry/sdk-node"),
+    import("@opentelemetry/instrumentation-mysql2"),
+    import("./trace-sampler.js"),
+    import("@opentelemetry/sdk-trace"),
+  ]);
+  oneLinePerSpan(ConsoleSpanExporter.prototype);
   const mysql2 = new MySQL2Instrumentation({
     // Statements are Kysely's, with `?` placeholders; masking also keeps
     // out any literal that might be in one. Bound values never reach a span.
@@ -51,6 +57,34 @@ export async function startTracing(config: TracingConfig): Promise<void> {
   sdk.start();
   enableUseCaseSpans();
   stop = () => sdk.shutdown();
+}
+
+/** What ConsoleSpanExporter has, unexported: the span as it prints it, and the printing. */
+interface PrintsSpans {
+  _exportInfo(span: unknown): object;
+  _sendSpans(spans: unknown[], done?: (result: { code: number }) => void): void;
+}
+
+/**
+ * OTEL_TRACES_EXPORTER=console writes each span as one JSON line on stdout,
+ * beside the log's lines, instead of console.dir's multi-line dump (some
+ * twenty lines a span). The SDK builds the exporter itself from the
+ * variable, so its class is changed; test/integration/tracing-console.test.ts
+ * fails if the SDK's exporter stops going through this.
+ */
+function oneLinePerSpan(exporter: object): void {
+  const self = exporter as PrintsSpans;
+  self._sendSpans = function (this: PrintsSpans, spans, done) {
+    for (const span of spans) {
+      process.stdout.write(`${JSON.stringify(this._exportInfo(span), jsonSafe)}\n`);
+    }
+    done?.({ code: 0 });
+  };
+}
+
+/** JSON for what a span holds: bigints as text; no value makes the line fail. */
+function jsonSafe(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? String(value) : value;
 }
 
 /** What the mysql2 instrumentation has, unexported: the wrapper it puts on `query` and `execute`. */

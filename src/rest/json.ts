@@ -41,7 +41,9 @@ export function summaryToJson(s: View): SessionSummaryJson {
 }
 
 /** GET /quizzes/{quiz_id}/review. */
-export function dueQuestionsToJson(due: DueQuestions): DueQuestionsJson {
+export function dueQuestionsToJson(
+  due: DueQuestions & { nextCursor: string | undefined },
+): DueQuestionsJson {
   return {
     questions: due.questions.map((q) => ({
       question_id: q.questionId,
@@ -52,9 +54,10 @@ export function dueQuestionsToJson(due: DueQuestions): DueQuestionsJson {
       reps: q.reps,
       lapses: q.lapses,
     })),
-    due_count: due.questions.length,
+    due_count: due.dueCount,
     new_count: due.newCount,
     next_due_at: due.nextDueAt ? isoTime(due.nextDueAt.getTime()) : null,
+    next_cursor: due.nextCursor ?? null,
   };
 }
 

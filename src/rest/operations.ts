@@ -4,6 +4,7 @@ import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
   AnswerConflictProblem,
   AnswerResult,
+  DueQuery,
   DueQuestions,
   ListQuery,
   NewAnswer,
@@ -152,8 +153,10 @@ export const startSession = {
     'questions is 400 `failed_precondition`. No body, `{}` or `{"mode":"full"}`: the ' +
     'whole quiz. `{"mode":"review"}`: the caller\'s questions due for review now (at ' +
     "most 20, earliest due first; see `GET /quizzes/{quiz_id}/review`), or 400 " +
-    "`failed_precondition` with `next_due_at` when none is; an in-progress session of " +
-    "either mode is resumed all the same.",
+    '`failed_precondition` with `next_due_at` when none is. `{"mode":"missed"}`: the ' +
+    "questions the caller did not answer correctly (wrong or unanswered) in their latest " +
+    "completed session of the quiz, in quiz order, or 400 `failed_precondition` when there " +
+    "are none. An in-progress session of any mode is resumed all the same.",
   params: QuizParams,
   body: StartOptions,
   response: {
@@ -169,8 +172,9 @@ export const startSession = {
     200: json("The caller's in-progress session, with its answers so far.", SessionDetail),
     400: {
       description:
-        "The quiz has no questions, a review start finds nothing due (`next_due_at`), or " +
-        "the body is not empty or a JSON object with a valid `mode`.",
+        "The quiz has no questions, a review start finds nothing due (`next_due_at`), a " +
+        "missed start finds nothing missed, or the body is not empty or a JSON object with " +
+        "a valid `mode`.",
       content: {
         "application/problem+json": {
           schema: Type.Union([NothingDueProblem, Problem]),
@@ -190,12 +194,21 @@ export const startSession = {
                 next_due_at: "2026-11-23T09:41:00.000Z",
               },
             },
+            nothingMissed: problemExample(
+              400,
+              "failed_precondition",
+              "nothing to practise again: no question was missed in your latest completed session of this quiz",
+            ),
             body: problemExample(
               400,
               "invalid_argument",
               "request body must be empty or a JSON object",
             ),
-            mode: problemExample(400, "invalid_argument", 'mode must be "full" or "review"'),
+            mode: problemExample(
+              400,
+              "invalid_argument",
+              'mode must be "full", "review" or "missed"',
+            ),
           },
         },
       },
@@ -212,11 +225,21 @@ export const listDueQuestions = {
   description:
     "Spaced repetition over the caller's own answers: every stored answer, in any session, " +
     "schedules its question with FSRS (ts-fsrs 5, default parameters, fuzz off; correct = " +
-    "Good, wrong = Again, at `answered_at`). Due now (`due_at` at or before now), earliest " +
-    "due first, then by position; `new_count` live questions never answered; `next_due_at` " +
-    "the earliest due time after now. The same 404 as the list.",
+    "Good, wrong = Again, at `answered_at`; a question left unanswered when a session is " +
+    "completed counts as Again at `completed_at`). Due now (`due_at` at or before now), " +
+    "earliest due first, then by question id, in keyset pages; `due_count` and `new_count` " +
+    "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
+    "time after now. The same 404 as the list.",
   params: QuizParams,
-  response: { 200: json("What is due.", DueQuestions), ...quizErrors },
+  querystring: DueQuery,
+  response: {
+    200: json("A page of what is due.", DueQuestions),
+    400: problems(400, "A query parameter is not valid.", {
+      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
+      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+    }),
+    ...quizErrors,
+  },
 };
 
 export const getSession = {

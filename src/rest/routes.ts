@@ -160,12 +160,19 @@ export async function restRoutes(
   app.get(
     "/quizzes/:quiz_id/review",
     { ...route, schema: schema(operations.listDueQuestions) },
-    async (request) =>
-      dueQuestionsToJson(
+    async (request) => {
+      const { limit, cursor } = request.query;
+      return dueQuestionsToJson(
         await work(request, (signal) =>
-          sessions.listDueQuestions(request.userId, request.params.quiz_id, signal),
+          sessions.listDueQuestions(
+            request.userId,
+            request.params.quiz_id,
+            { limit: limit === undefined ? undefined : Number(limit), cursor },
+            signal,
+          ),
         ),
-      ),
+      );
+    },
   );
 
   app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {

@@ -14,10 +14,12 @@ const DatabaseId = (description?: string) =>
 const Time = (description?: string) =>
   Type.Unsafe<IsoTime>(Type.String({ format: "date-time", ...(description && { description }) }));
 
-const Mode = Type.Union([Type.Literal("full"), Type.Literal("review")], {
+const Mode = Type.Union([Type.Literal("full"), Type.Literal("review"), Type.Literal("missed")], {
   description:
     "`full`: the quiz's questions at start. `review`: the caller's questions due for " +
-    "review at start (at most 20, earliest due first).",
+    "review at start (at most 20, earliest due first). `missed`: the questions the " +
+    "caller did not answer correctly (wrong or unanswered) in their latest completed " +
+    "session of the quiz, in quiz order.",
 });
 
 const summaryFields = {
@@ -152,9 +154,12 @@ export const DueQuestion = Type.Object({
 export const DueQuestions = Type.Object(
   {
     questions: Type.Array(DueQuestion, {
-      description: "Due now: earliest due first, then by position.",
+      description: "This page of what is due now: earliest due first, then by question id.",
     }),
-    due_count: Type.Integer({ minimum: 0, description: "The number of `questions`." }),
+    due_count: Type.Integer({
+      minimum: 0,
+      description: "Questions due now, on every page (the whole quiz).",
+    }),
     new_count: Type.Integer({
       minimum: 0,
       description: "Live questions of the quiz the caller never answered.",
@@ -162,8 +167,16 @@ export const DueQuestions = Type.Object(
     next_due_at: nullable(
       Time("The earliest due time after now; null when no answered question falls due later."),
     ),
+    next_cursor: nullable(
+      Type.String({
+        pattern: "^[A-Za-z0-9_-]+$",
+        description: "Opaque; pass it as `cursor` for the next page. null on the last page.",
+      }),
+    ),
   },
-  { description: "The caller's questions of the quiz due for review (spaced repetition)." },
+  {
+    description: "A page of the caller's questions of the quiz due for review (spaced repetition).",
+  },
 );
 
 /** RFC 9457 problem details, plus `code`, the Connect error code. */
@@ -216,12 +229,7 @@ export const SessionParams = Type.Object({
   }),
 });
 
-export const ListQuery = Type.Object({
-  status: Type.Optional(
-    Type.Union([Type.Literal("active"), Type.Literal("completed")], {
-      description: "Only in-progress (`active`) or only `completed` sessions; both if absent.",
-    }),
-  ),
+const pageFields = {
   limit: Type.Optional(
     Type.String({
       pattern: "^[0-9]+$",
@@ -233,12 +241,27 @@ export const ListQuery = Type.Object({
       description: "`next_cursor` of the previous page; absent or empty for the first page.",
     }),
   ),
+};
+
+export const ListQuery = Type.Object({
+  status: Type.Optional(
+    Type.Union([Type.Literal("active"), Type.Literal("completed")], {
+      description: "Only in-progress (`active`) or only `completed` sessions; both if absent.",
+    }),
+  ),
+  ...pageFields,
 });
+
+/** GET /quizzes/{quiz_id}/review: a page. */
+export const DueQuery = Type.Object(pageFields);
 
 /** A start's options: none (the whole quiz), or `mode`. Other fields are ignored. */
 export const StartOptions = Type.Object(
   { mode: Type.Optional(Mode) },
-  { description: 'No body, `{}`, `{"mode":"full"}` (the whole quiz) or `{"mode":"review"}`.' },
+  {
+    description:
+      'No body, `{}`, `{"mode":"full"}` (the whole quiz), `{"mode":"review"}` or `{"mode":"missed"}`.',
+  },
 );
 
 /** POST bodies without options: none, or any JSON object (its fields are ignored). */

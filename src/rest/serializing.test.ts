@@ -37,7 +37,7 @@ const summary = (i: number) => ({
   score_percentage: i % 2 ? (i * 13) % 101 : null,
   answered_questions: i % 11,
   expires_at: i % 2 ? null : at(i + 2),
-  mode: i % 3 ? "full" : "review",
+  mode: (["full", "review", "missed"] as const)[i % 3],
 });
 
 const answer = (i: number) => ({
@@ -84,6 +84,7 @@ const CASES: [string, object, unknown][] = [
       due_count: TIMES.length,
       new_count: 2,
       next_due_at: null,
+      next_cursor: "ZDEuMTc2NDI4MDAwMDAwMC4xMg",
     },
   ],
   [

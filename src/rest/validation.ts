@@ -24,7 +24,8 @@ export function validationError(violations: FastifySchemaValidationError[], part
     if (field === "" || field === undefined) {
       return errors.invalidArgument("request body must be empty or a JSON object");
     }
-    if (field === "mode") return errors.invalidArgument('mode must be "full" or "review"');
+    if (field === "mode")
+      return errors.invalidArgument('mode must be "full", "review" or "missed"');
     return errors.invalidArgument(`${field} must be a string`);
   }
   return errors.invalidArgument(`${part} ${field} is not valid`);

@@ -102,7 +102,13 @@ export function practiceSessionService(
 
     async listDueQuestions(req, ctx) {
       return dueQuestionsToProto(
-        await sessions.listDueQuestions(userId(ctx), req.quizId, callSignal(ctx.values)),
+        await sessions.listDueQuestions(
+          userId(ctx),
+          req.quizId,
+          // proto3 cannot tell 0 from unset: 0 asks for the default page size.
+          { limit: req.limit === 0 ? undefined : req.limit, cursor: req.cursor },
+          callSignal(ctx.values),
+        ),
       );
     },
   };
@@ -158,6 +164,8 @@ function modeFromProto(mode: SessionMode): Mode {
       return "full";
     case SessionMode.REVIEW:
       return "review";
+    case SessionMode.MISSED:
+      return "missed";
     default:
       throw errors.invalidArgument(`unknown mode ${mode as number}`);
   }

@@ -35,18 +35,27 @@ export function sessionToProto(
     answers: answers.map(answerToProto),
     answeredQuestions: session.answeredQuestions,
     expiresAt: session.expiresAt ? timestamp(session.expiresAt) : undefined,
-    mode: session.mode === "review" ? SessionMode.REVIEW : SessionMode.FULL,
+    mode: MODES[session.mode],
   };
 }
 
-/** What is due on a quiz (ListDueQuestions). */
-export function dueQuestionsToProto(due: DueQuestions): ListDueQuestionsResponse {
+const MODES = {
+  full: SessionMode.FULL,
+  review: SessionMode.REVIEW,
+  missed: SessionMode.MISSED,
+} as const;
+
+/** A page of what is due on a quiz (ListDueQuestions). */
+export function dueQuestionsToProto(
+  due: DueQuestions & { nextCursor: string | undefined },
+): ListDueQuestionsResponse {
   return {
     $typeName: "practice.v1.ListDueQuestionsResponse",
     questions: due.questions.map(dueQuestionToProto),
-    dueCount: due.questions.length,
+    dueCount: due.dueCount,
     newCount: due.newCount,
     nextDueAt: due.nextDueAt ? timestamp(due.nextDueAt) : undefined,
+    nextCursor: due.nextCursor ?? "",
   };
 }
 

@@ -130,6 +130,13 @@ describe("a learner's memory of each question (FSRS)", () => {
       Code.AlreadyExists,
     );
     await w.sessions.completeSession(user, session.id);
+    // Completion records the unanswered q2 as missed, and leaves q1 as it was.
+    const completed = await memoryRows(user);
+    expect(completed[0]).toEqual(before[0]);
+    expect(completed.map((m) => [String(m.question_id), Number(m.last_correct)])).toEqual([
+      [q1, 0],
+      [q2, 0],
+    ]);
     await rejection(
       w.sessions.submitAnswer(user, {
         sessionId: session.id,
@@ -145,7 +152,7 @@ describe("a learner's memory of each question (FSRS)", () => {
       w.sessions.submitAnswer(user, { sessionId: late.id, questionId: q2, userAnswer: right(2) }),
       Code.FailedPrecondition,
     );
-    expect(await memoryRows(user)).toEqual(before);
+    expect(await memoryRows(user)).toEqual(completed);
   });
 
   it("is never overwritten from a stale read: the write is refused and the answer runs again", async () => {
@@ -167,11 +174,15 @@ describe("a learner's memory of each question (FSRS)", () => {
     const quiz = await insertQuiz(w.db, { questions: 2 });
     await practise(ana, quiz.quizId, quiz.questionIds[0] as string, "no");
     w.clock.advance(2 * MINUTE);
-    expect((await w.sessions.listDueQuestions(ana, quiz.quizId)).questions).toHaveLength(1);
+    // The wrong answer and the question left unanswered.
+    expect((await w.sessions.listDueQuestions(ana, quiz.quizId)).questions).toHaveLength(2);
     expect(await w.sessions.listDueQuestions(ben, quiz.quizId)).toEqual({
       questions: [],
+      dueCount: 0,
       newCount: 2,
       nextDueAt: null,
+      next: undefined,
+      nextCursor: undefined,
     });
   });
 
@@ -235,7 +246,10 @@ describe("a review session", () => {
     expect([done.mode, done.correctAnswers, done.scorePercentage]).toEqual(["review", 1, 33]);
     const page = await w.sessions.listSessions(user, { quizId: quiz.quizId });
     expect(page.sessions.map((s) => s.mode)).toEqual(["review", "full"]);
-    // Its answers move the memory as any other: q3 is no longer due.
+    // Its answers move the memory as any other: q3 is no longer due; q1 and
+    // q2, left unanswered, are missed again at completion (Again: a minute).
+    expect((await w.sessions.listDueQuestions(user, quiz.quizId)).questions).toEqual([]);
+    w.clock.advance(2 * MINUTE);
     const due = await w.sessions.listDueQuestions(user, quiz.quizId);
     expect(due.questions.map((q) => q.questionId)).toEqual([q1, q2]);
   });
@@ -251,7 +265,8 @@ describe("a review session", () => {
     }
     await w.sessions.completeSession(user, session.id);
     w.clock.advance(2 * MINUTE);
-    expect((await w.sessions.listDueQuestions(user, quiz.quizId)).questions).toHaveLength(25);
+    const all = await w.sessions.listDueQuestions(user, quiz.quizId, { limit: 100 });
+    expect([all.questions.length, all.dueCount]).toEqual([25, 25]);
     const review = await w.sessions.startSession(user, quiz.quizId, "review");
     expect(review.questions.map((q) => q.questionId)).toEqual(
       [...quiz.questionIds].reverse().slice(0, MAX_REVIEW_QUESTIONS),
@@ -270,12 +285,14 @@ describe("a review session", () => {
     expect((never as NothingDue).nextDueAt).toBeNull();
 
     await practise(user, quiz.quizId, quiz.questionIds[0] as string, right(1));
-    const [memory] = await memoryRows(user);
+    // q1 right (Good: ten minutes), q2 left unanswered (Again: a minute).
+    const memory = await memoryRows(user);
     const err = await rejection(
       w.sessions.startSession(user, quiz.quizId, "review"),
       Code.FailedPrecondition,
     );
-    expect((err as NothingDue).nextDueAt).toEqual(memory?.due_at);
+    expect((err as NothingDue).nextDueAt).toEqual(memory[1]?.due_at);
+    expect(memory[1]?.due_at.getTime()).toBeLessThan(memory[0]?.due_at.getTime() ?? 0);
     const page = await w.sessions.listSessions(user, { quizId: quiz.quizId });
     expect(page.sessions.map((s) => s.mode)).toEqual(["full"]);
   });
@@ -317,7 +334,8 @@ describe("a review session", () => {
     const fresh = await w.sessions.startSession(user, quiz.quizId, "review");
     expect(fresh.created).toBe(true);
     expect(fresh.session.id).not.toBe(stale.session.id);
-    expect(fresh.questions.map((q) => q.questionId)).toEqual([quiz.questionIds[0]]);
+    // The wrong answer and the question left unanswered.
+    expect(fresh.questions.map((q) => q.questionId)).toEqual(quiz.questionIds);
   });
 
   it("when a review start and a full start race, one creates and the other resumes it", async () => {
@@ -351,6 +369,7 @@ describe("a review session", () => {
     w.clock.advance(2 * MINUTE);
     const old = await w.sessions.startSession(user, quiz.quizId, "review");
     await w.sessions.completeSession(user, old.session.id);
+    w.clock.advance(2 * MINUTE);
 
     await w.db.deleteFrom("questions").where("id", "=", q1).execute();
     expect((await memoryRows(user)).map((m) => String(m.question_id))).toEqual([q2]);

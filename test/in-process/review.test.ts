@@ -42,6 +42,7 @@ describe("GET /quizzes/{quiz_id}/review", () => {
       due_count: 0,
       new_count: 0,
       next_due_at: expect.any(String),
+      next_cursor: null,
     });
 
     svc.clock.advance(2 * MINUTE);
@@ -70,6 +71,37 @@ describe("GET /quizzes/{quiz_id}/review", () => {
     expect(Date.parse(body.next_due_at ?? "")).toBe(
       Date.parse(body.questions[0]?.last_answered_at ?? "") + 10 * MINUTE,
     );
+  });
+
+  it("pages with limit and cursor; a bad limit or cursor is 400 invalid_argument", async () => {
+    const { user, quiz } = await practised(3, 3);
+    svc.clock.advance(2 * MINUTE);
+    const first = (await (
+      await svc.rest(user, "GET", `/quizzes/${quiz.quizId}/review?limit=2`)
+    ).json()) as DueQuestionsJson;
+    expect([first.questions.length, first.due_count]).toEqual([2, 3]);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const rest = (await (
+      await svc.rest(
+        user,
+        "GET",
+        `/quizzes/${quiz.quizId}/review?limit=2&cursor=${first.next_cursor}`,
+      )
+    ).json()) as DueQuestionsJson;
+    expect([rest.questions.length, rest.due_count, rest.next_cursor]).toEqual([1, 3, null]);
+    expect([...first.questions, ...rest.questions].map((q) => q.question_id)).toEqual(
+      quiz.questionIds,
+    );
+    for (const query of ["limit=0", "limit=101", "limit=x", "cursor=nope", "limit=1&limit=2"]) {
+      const res = await svc.rest(user, "GET", `/quizzes/${quiz.quizId}/review?${query}`);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "invalid_argument" });
+    }
+    const rpc = await svc.rpc.listDueQuestions(
+      { quizId: quiz.quizId, limit: 2 },
+      { headers: await svc.auth(user) },
+    );
+    expect([rpc.questions.length, rpc.dueCount, rpc.nextCursor]).toEqual([2, 3, first.next_cursor]);
   });
 
   it("is the same 404 as the list for a missing quiz, and 401 without a token", async () => {
@@ -148,7 +180,7 @@ describe("POST /quizzes/{quiz_id}/sessions with a mode", () => {
       expect(bad.status).toBe(400);
       expect(await bad.json()).toMatchObject({
         code: "invalid_argument",
-        detail: 'mode must be "full" or "review"',
+        detail: 'mode must be "full", "review" or "missed"',
       });
     }
   });

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { sessionCompleted } from "../../src/domain/events.js";
 import { outboxEvent } from "../../src/events/cloud-event.js";
 import { ensureStream, subjectOf } from "../../src/events/nats.js";
 import { testStore } from "../support/database.js";
+import { REPO } from "../support/entry.js";
 import { deleteStream, requireNats, testNatsUrl, uniqueTarget } from "../support/nats.js";
 
 /**
@@ -103,4 +105,37 @@ describe.skipIf(!natsUp)("the average-score consumer example", () => {
       bob: { sessions: 2, totalScore: 100 },
     });
   });
+});
+
+describe.skipIf(!natsUp)("npm run example:consumer", () => {
+  it("says when it is connected, before any event arrives, and stops on Ctrl-C", async () => {
+    await publishCompleted([]);
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        NATS_URL: testNatsUrl(),
+        NATS_STREAM: target.stream,
+        NATS_SUBJECT_PREFIX: target.subjectPrefix,
+        CONSUMER_NAME: "average-score-connected",
+        CONSUMER_STATE: join(dir, "connected.json"),
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    try {
+      await expect
+        .poll(() => out, { timeout: 30_000 })
+        .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(\d+ waiting\);/m);
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGINT");
+      await exited;
+      expect(out).toMatch(/^stopped after stream sequence \d+$/m);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 60_000);
 });

@@ -251,6 +251,29 @@ const scenarios: { words: string; mysql?: boolean; run: () => Promise<Outcome[]>
     },
   },
   {
+    words: "a missed start with nothing missed",
+    async run() {
+      const quiz = await insertQuiz(svc.db, { questions: 1 });
+      const res = await svc.rest(newUser(), "POST", `/quizzes/${quiz.quizId}/sessions`, {
+        headers: { "content-type": "application/json" },
+        body: '{"mode":"missed"}',
+      });
+      return [await outcome(res)];
+    },
+  },
+  {
+    words: "a due list page with a `limit` outside",
+    async run() {
+      const quiz = await insertQuiz(svc.db, { questions: 1 });
+      const user = newUser();
+      return Promise.all(
+        ["limit=0", "limit=101", "cursor=nope"].map(async (query) =>
+          outcome(await svc.rest(user, "GET", `/quizzes/${quiz.quizId}/review?${query}`)),
+        ),
+      );
+    },
+  },
+  {
     words: "a start with a `mode` other than",
     async run() {
       const quiz = await insertQuiz(svc.db, { questions: 2 });

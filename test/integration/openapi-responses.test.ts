@@ -207,7 +207,7 @@ describe("real responses match the documented ones", () => {
     const bad = { ...json, body: '{"mode":"later"}' };
     await check(await svc.rest(user, "POST", path, bad), LIST, "post");
 
-    // Answered wrongly an hour ago: due now.
+    // One answered wrongly, the other left unanswered, an hour ago: both due now.
     const { id } = (await (await svc.rest(user, "POST", path)).json()) as SessionJson;
     await svc.rest(user, "POST", `/sessions/${id}/answers`, {
       headers: { "content-type": "application/json" },
@@ -221,12 +221,17 @@ describe("real responses match the documented ones", () => {
       REVIEW,
       "get",
     );
-    expect(due.due_count).toBe(1);
+    expect(due.due_count).toBe(2);
     await check(await svc.rest(null, "GET", `/quizzes/${quiz.quizId}/review`), REVIEW, "get");
+    await check(
+      await svc.rest(user, "GET", `/quizzes/${quiz.quizId}/review?limit=0`),
+      REVIEW,
+      "get",
+    );
     await check(await svc.rest(user, "GET", "/api/quizzes/999999/review"), REVIEW, "get");
     const review = await svc.rest(user, "POST", path, json);
     expect(review.status).toBe(201);
-    expect(await check(review, LIST, "post")).toMatchObject({ mode: "review", total_questions: 1 });
+    expect(await check(review, LIST, "post")).toMatchObject({ mode: "review", total_questions: 2 });
   });
 
   it("get, answer, complete: 200/201, 200 for a retry, 400, 401, 404, 409 with the stored answer", async () => {

@@ -19,8 +19,8 @@ afterAll(async () => {
 });
 
 /** `npm run seed:demo`'s command, run in `cwd` with DATABASE_URL = `url` (unset if undefined). */
-function seed(cwd: string, url: string | undefined) {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+function seed(cwd: string, url: string | undefined, extra: NodeJS.ProcessEnv = {}) {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
   delete env.DATABASE_URL;
   if (url !== undefined) env.DATABASE_URL = url;
   return new Promise<{ code: number | null; out: string }>((done) => {
@@ -96,4 +96,61 @@ it.skipIf(testStore() === "mysql")(
     expect(existsSync(file)).toBe(true);
   },
   60_000,
+);
+
+it("prints the practice link npm start would print, with the same settings", async () => {
+  const cwd = mkdtempSync(join(temp, "link-"));
+  const url = testStore() === "mysql" ? newTestDatabaseUrl("mysql") : `sqlite:${join(cwd, "x.db")}`;
+  if (testStore() === "mysql") dropAfter.push(url);
+  const run = await seed(cwd, url, { PORT: "8123" });
+  expect(run.code, run.out).toBe(0);
+  expect(run.out).toMatch(
+    /^Practise quiz \d+ in the browser, as user 'demo':\n {2}http:\/\/127\.0\.0\.1:8123\/practice\/\?quiz=\d+#token=[\w-]+\.[\w-]+\.[\w-]+$/m,
+  );
+}, 60_000);
+
+it.runIf(testStore() === "mysql")(
+  "on an empty MariaDB, npm start prints the exact seed command; run as printed, it seeds that store and the service lists the quizzes at once",
+  async () => {
+    const cwd = mkdtempSync(join(temp, "banner-"));
+    const url = newTestDatabaseUrl("mysql");
+    dropAfter.push(url);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: "0",
+      METRICS_PORT: "0",
+      PRACTICE_PAGE: "off",
+      LOG_LEVEL: "warn",
+    };
+    const service = spawn(process.execPath, ["--import", tsx, join(repo, "src/main.ts")], {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let out = "";
+      service.stdout.on("data", (d) => {
+        out += d;
+      });
+      service.stderr.on("data", (d) => {
+        out += d;
+      });
+      await expect.poll(() => out, { timeout: 45_000, interval: 200 }).toMatch(/then try it:/i);
+      const command = /^ {2}(DATABASE_URL='([^']+)' npm run seed:demo)$/m.exec(out);
+      expect(command?.[2], out).toBe(url);
+      const base = /^Start here: (http:\/\/127\.0\.0\.1:\d+)\//m.exec(out)?.[1];
+      const token = /^ {2}export TOKEN=(\S+)$/m.exec(out)?.[1];
+      // Run as printed: the command's DATABASE_URL, nothing else set.
+      const seeded = await seed(cwd, command?.[2]);
+      expect(seeded.code, seeded.out).toBe(0);
+      expect(seeded.out).toMatch(/^Store: MySQL .+: added the demo study guide/);
+      const res = await fetch(`${base}/quizzes`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await res.json()) as { quizzes: { title: string }[] };
+      expect(body.quizzes.map((q) => q.title)).toEqual(["Capitals", "Arithmetic"]);
+    } finally {
+      service.kill("SIGTERM");
+    }
+  },
+  90_000,
 );

@@ -417,8 +417,38 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
     const due = () => msg(ListDueQuestionsRequestSchema, { quizId: quiz.quizId });
     expect(codeOf(await onSessions("ListDueQuestions", due))).toBe("ok");
     clock.advance(11 * 60_000);
+    // The answered question (Good: ten minutes) and the two left unanswered at completion (Again).
     const dueNow = await onSessions("ListDueQuestions", due);
-    expect(decode(ListDueQuestionsResponseSchema, dueNow, protocol).dueCount).toBe(1);
+    expect(decode(ListDueQuestionsResponseSchema, dueNow, protocol).dueCount).toBe(3);
+    // A page of the due list, and the missed-questions start: the same on both paths.
+    const page = () => msg(ListDueQuestionsRequestSchema, { quizId: quiz.quizId, limit: 2 });
+    const firstPage = decode(
+      ListDueQuestionsResponseSchema,
+      await onSessions("ListDueQuestions", page),
+      protocol,
+    );
+    expect([firstPage.questions.length, firstPage.nextCursor !== ""]).toEqual([2, true]);
+    // A missed start creates a session of its own on each side (new ids): the same mode and snapshot.
+    const missed = msg(StartSessionRequestSchema, {
+      quizId: quiz.quizId,
+      mode: SessionMode.MISSED,
+    });
+    const started = await Promise.all(
+      ([short, plain] as const).map(async (side) =>
+        decode(
+          StartSessionResponseSchema,
+          await call(side, `${SESSIONS}/StartSession`, missed, {
+            ...as,
+            user: side === short ? users.short : users.plain,
+          }),
+          protocol,
+        ),
+      ),
+    );
+    for (const s of started) {
+      expect([s.created, s.session?.mode]).toEqual([true, SessionMode.MISSED]);
+      expect(s.questions.map((q) => q.questionId)).toEqual(quiz.questionIds.slice(1));
+    }
   });
 
   it("the same errors: not_found, invalid_argument, unauthenticated, a message that does not parse", async () => {

@@ -1,10 +1,13 @@
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testServerUrl, testStore } from "../support/database.js";
-import { runEntryPoint } from "../support/entry.js";
+import { REPO, runEntryPoint } from "../support/entry.js";
 import { TEST_SECRET } from "../support/service.js";
 
 /** What `npm start` needs to start quickly on its own: no page build, no NATS. */
@@ -56,6 +59,52 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
       await service({ METRICS_PORT: String(busy) }),
       `cannot listen on 127.0.0.1:${busy} (METRICS_PORT): the port is already in use (stop the other process, or set METRICS_PORT to a free port)`,
     );
+  });
+
+  it("a busy METRICS_PORT is the last thing said: no `listening` line, no log line after it", async () => {
+    const run = await service({ METRICS_PORT: String(busy), LOG_LEVEL: "info" });
+    expectOneLine(run, /\(METRICS_PORT\): the port is already in use/);
+    expect(run.stdout).not.toMatch(/"msg":"listening"/);
+    // stdout and stderr in one pipe, as a terminal shows them: the error ends the output.
+    const merged = await new Promise<string>((done) => {
+      const tsx = pathToFileURL(join(REPO, "node_modules/tsx/dist/loader.mjs")).href;
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        ...SERVICE_ENV,
+        METRICS_PORT: String(busy),
+        LOG_LEVEL: "info",
+      };
+      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+      const child = spawn(
+        "bash",
+        ["-c", `exec "${process.execPath}" --import "${tsx}" src/main.ts 2>&1`],
+        { cwd: REPO, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.on("exit", () => done(out));
+    });
+    const lines = merged.split("\n").filter((l) => l.trim() !== "");
+    expect(lines.at(-1), merged).toMatch(/\(METRICS_PORT\): the port is already in use/);
+    expect(lines.length).toBeGreaterThan(1);
+  });
+
+  it("a SQLite path under a file names DATABASE_URL", async () => {
+    expectOneLine(
+      await service({ DATABASE_URL: "sqlite:./README.md/x.db" }),
+      /^cannot create the database SQLite .*README\.md\/x\.db: \.\/README\.md is a file, not a folder \(set DATABASE_URL to a path under a folder\)$/,
+    );
+  });
+
+  it("a mysql:// URL without a database name says DATABASE_URL needs one", async () => {
+    for (const url of ["mysql://root@127.0.0.1:3306", "mysql://root@127.0.0.1:3306/"]) {
+      expectOneLine(
+        await service({ DATABASE_URL: url }),
+        "configuration error: DATABASE_URL needs a database name: mysql://user:pass@host:port/database",
+      );
+    }
   });
 
   it("a bad setting: the configuration's own line, naming the variable (each one: src/config.test.ts)", async () => {

@@ -5,6 +5,12 @@ import { dateTimeFormat, shortDateFormat, svg, timeFormat } from "./dom.js";
 export interface ScorePoint {
   at: Date;
   score: number;
+  /**
+   * A review or a practice of the missed questions: a few questions picked
+   * because they were hard, so its score is not the quiz's. Drawn apart (a
+   * hollow square, off the line) so it never reads as progress on the quiz.
+   */
+  practice?: boolean;
 }
 
 const HEIGHT = 200;
@@ -47,24 +53,39 @@ export function scoreChart(points: readonly ScorePoint[], width = 640): SVGSVGEl
     );
   }
 
-  const coordinates = points.map((p, i) => `${x(i).toFixed(1)},${y(p.score).toFixed(1)}`);
-  if (points.length > 1) {
+  // The line and its area join the whole-quiz sessions only.
+  const full = points.flatMap((p, i) => (p.practice ? [] : [i]));
+  const coordinates = full.map((i) => `${x(i).toFixed(1)},${y(points[i]?.score ?? 0).toFixed(1)}`);
+  const firstFull = full[0];
+  const lastFull = full.at(-1);
+  if (full.length > 1 && firstFull !== undefined && lastFull !== undefined) {
     const base = y(0).toFixed(1);
     chart.append(
       svg("polygon", {
-        points: `${x(0).toFixed(1)},${base} ${coordinates.join(" ")} ${x(points.length - 1).toFixed(1)},${base}`,
+        points: `${x(firstFull).toFixed(1)},${base} ${coordinates.join(" ")} ${x(lastFull).toFixed(1)},${base}`,
         class: "area",
       }),
       svg("polyline", { points: coordinates.join(" "), class: "line" }),
     );
   }
   points.forEach((p, i) => {
+    const title = svg(
+      "title",
+      {},
+      `${p.score}% on ${dateTimeFormat.format(p.at)}${p.practice ? " (review or missed questions)" : ""}`,
+    );
     chart.append(
-      svg(
-        "circle",
-        { cx: x(i), cy: y(p.score), r: 4.5, class: `dot band-${scoreBand(p.score).name}` },
-        svg("title", {}, `${p.score}% on ${dateTimeFormat.format(p.at)}`),
-      ),
+      p.practice
+        ? svg(
+            "rect",
+            { x: x(i) - 4, y: y(p.score) - 4, width: 8, height: 8, class: "dot practice" },
+            title,
+          )
+        : svg(
+            "circle",
+            { cx: x(i), cy: y(p.score), r: 4.5, class: `dot band-${scoreBand(p.score).name}` },
+            title,
+          ),
     );
   });
 
@@ -86,11 +107,21 @@ export function scoreChart(points: readonly ScorePoint[], width = 640): SVGSVGEl
   return chart;
 }
 
-/** The chart in words: its accessible name. */
-function describe(points: readonly ScorePoint[]): string {
+/** The chart in words: its accessible name; the figures are of the whole-quiz sessions. */
+function describe(all: readonly ScorePoint[]): string {
+  const points = all.filter((p) => !p.practice);
+  const others = all.length - points.length;
+  const apart =
+    others === 0
+      ? ""
+      : `; and ${others} ${others === 1 ? "review or practice of missed questions" : "reviews or practices of missed questions"}, drawn apart`;
+  return describeFull(points) + apart;
+}
+
+function describeFull(points: readonly ScorePoint[]): string {
   const first = points[0];
   const last = points.at(-1);
-  if (!first || !last) return "Scores over time: no completed sessions yet";
+  if (!first || !last) return "Scores over time: no completed whole-quiz sessions yet";
   if (points.length === 1) {
     return `Scores over time: 1 completed session, ${last.score}% on ${dateTimeFormat.format(last.at)}`;
   }

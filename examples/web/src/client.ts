@@ -30,6 +30,11 @@ export function createClients(config: PageConfig) {
 
 export type Clients = ReturnType<typeof createClients>;
 
+/** Whether the service said the quiz (or what was asked for) does not exist. */
+export function isNotFound(err: unknown): boolean {
+  return ConnectError.from(err).code === Code.NotFound;
+}
+
 /** An error as a sentence for the person at the page, with a hint where one helps. */
 export function describeError(err: unknown, crossOrigin: boolean): string {
   const e = ConnectError.from(err);

@@ -6,7 +6,7 @@ import {
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { scoreBand } from "./bands.js";
 import { type ScorePoint, scoreChart } from "./chart.js";
-import type { Clients } from "./client.js";
+import { type Clients, isNotFound } from "./client.js";
 import { dateTimeFormat, element, h, timeElement } from "./dom.js";
 import type { Reporter } from "./report.js";
 
@@ -50,6 +50,7 @@ export class History {
     message: element<HTMLParagraphElement>("history-status"),
     error: element<HTMLParagraphElement>("history-error"),
     more: element<HTMLButtonElement>("more"),
+    section: element("history-section"),
   };
   private cursor = "";
   private shown = 0;
@@ -71,6 +72,11 @@ export class History {
     window.addEventListener("resize", () => {
       if (this.points.length > 0 && this.ui.chart.clientWidth !== this.drawnWidth) this.drawChart();
     });
+  }
+
+  /** No such quiz: the quiz's card says so once; no history to show. */
+  private hide() {
+    this.ui.section.hidden = true;
   }
 
   /** Disables the controls (the page cannot call the service). */
@@ -130,6 +136,7 @@ export class History {
       if (moveFocus) this.ui.message.focus();
     } catch (err) {
       if (!current()) return;
+      if (isNotFound(err)) return this.hide();
       this.ui.message.textContent = "Could not load the history.";
       this.report.show(this.ui.error, err);
     } finally {
@@ -154,7 +161,13 @@ export class History {
       const points = page.sessions
         .flatMap((s) =>
           s.completedAt && s.scorePercentage !== undefined
-            ? [{ at: timestampDate(s.completedAt), score: s.scorePercentage }]
+            ? [
+                {
+                  at: timestampDate(s.completedAt),
+                  score: s.scorePercentage,
+                  practice: s.mode !== SessionMode.FULL,
+                },
+              ]
             : [],
         )
         .reverse();
@@ -166,12 +179,17 @@ export class History {
       }
       this.points = points;
       this.drawChart();
-      this.ui.chartCaption.textContent = page.hasMore
-        ? `Scores of your newest ${points.length} completed sessions, oldest on the left.`
-        : points.length === 1
-          ? "Score of your completed session."
-          : `Scores of your ${points.length} completed sessions, oldest on the left.`;
+      const apart = points.some((p) => p.practice)
+        ? " Reviews and practice of missed questions are hollow squares, off the line."
+        : "";
+      this.ui.chartCaption.textContent =
+        (page.hasMore
+          ? `Scores of your newest ${points.length} completed sessions, oldest on the left.`
+          : points.length === 1
+            ? "Score of your completed session."
+            : `Scores of your ${points.length} completed sessions, oldest on the left.`) + apart;
     } catch (err) {
+      if (isNotFound(err)) return this.hide();
       this.ui.chartCaption.textContent = "Could not load the scores.";
       this.report.show(this.ui.error, err);
     }
@@ -192,8 +210,13 @@ export class History {
     const counts = completed
       ? `${session.correctAnswers} of ${session.totalQuestions} correct`
       : `${session.answeredQuestions} of ${session.totalQuestions} answered`;
-    // A review holds only the questions that were due: say so beside its counts.
-    const correct = session.mode === SessionMode.REVIEW ? `${counts} · review` : counts;
+    // A review or a missed practice holds only some questions: say so beside its counts.
+    const correct =
+      session.mode === SessionMode.REVIEW
+        ? `${counts} · review`
+        : session.mode === SessionMode.MISSED
+          ? `${counts} · missed questions`
+          : counts;
     const action = h("td", { className: "row-action" });
     if (completed) {
       const review = h(

@@ -21,8 +21,7 @@ const user = tokenSubject(config.token);
 element("who").textContent = user ? `Signed in as ${user}` : "";
 
 if (!config.token) {
-  element("practice").hidden = false;
-  element("quiz-title").textContent = "Who is practising?";
+  // The notice says it all: no card to fill.
   report.page(
     "This page needs a sign-in token at the end of its address (…/practice/#token=…). " +
       "Open the link the service prints when it starts, or add #token= and a token to this " +

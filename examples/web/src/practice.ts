@@ -78,7 +78,10 @@ export class Practice implements SenderListener {
     this.ui.again.addEventListener("click", () => void this.start(true));
     this.ui.complete.addEventListener("click", () => void this.complete());
     this.due = new DueReview(clients, quizId, () => void this.start(true, SessionMode.REVIEW));
-    this.result = new ResultView(() => this.reviewClosed());
+    this.result = new ResultView(
+      () => this.reviewClosed(),
+      () => void this.start(true, SessionMode.MISSED),
+    );
   }
 
   /** The sender that delivers what this page queues (set once, before open). */
@@ -163,24 +166,14 @@ export class Practice implements SenderListener {
     this.ui.start.disabled = true;
     this.ui.again.disabled = true;
     this.due.busy = true;
+    this.result.busy = true;
     try {
       const { session, created, questions } = await this.clients.sessions.startSession({
         quizId: this.quizId,
         mode,
       });
       if (!session) throw new Error("the service sent no session");
-      const review = session.mode === SessionMode.REVIEW;
-      this.showSession(
-        session,
-        questions,
-        created
-          ? review
-            ? "Started a review of the questions due."
-            : "Started a new session."
-          : review
-            ? "Resumed your review."
-            : "Resumed your session.",
-      );
+      this.showSession(session, questions, startedText(session.mode, created));
       this.ui.session.dataset.created = String(created);
       // The next step, on a new start and on resume alike: the first question left.
       this.focusFirstUnanswered();
@@ -198,6 +191,7 @@ export class Practice implements SenderListener {
       this.ui.start.disabled = false;
       this.ui.again.disabled = false;
       this.due.busy = false;
+      this.result.busy = false;
     }
   }
 
@@ -212,7 +206,7 @@ export class Practice implements SenderListener {
     this.ui.intro.hidden = true;
     this.ui.session.hidden = false;
     this.ui.session.dataset.sessionId = session.id;
-    this.ui.session.dataset.mode = session.mode === SessionMode.REVIEW ? "review" : "full";
+    this.ui.session.dataset.mode = modeName(session.mode);
     this.report.clear(this.ui.completeStatus);
     this.renderQuestions();
     this.renderProgress(prefix);
@@ -304,7 +298,7 @@ export class Practice implements SenderListener {
     view.item.classList.remove("correct", "incorrect");
     view.input.removeAttribute("aria-invalid");
     if (stored) {
-      setValue(view.input, stored.userAnswer ?? "");
+      setValue(view.input, (stored.userAnswer ?? "").trim());
       view.input.readOnly = true;
       view.button.hidden = true;
       const correct = stored.isCorrect === true;
@@ -434,7 +428,8 @@ export class Practice implements SenderListener {
     const view = this.views.get(questionId);
     const session = this.session;
     if (!view || !session || view.input.readOnly) return;
-    const userAnswer = view.input.value;
+    // Surrounding spaces never count (the service compares trimmed): sent, kept and shown without them.
+    const userAnswer = view.input.value.trim();
     const problem =
       userAnswer.trim() === ""
         ? "Type an answer first."
@@ -622,4 +617,23 @@ export class Practice implements SenderListener {
 /** Sets a field's text only if it changes: assigning moves the caret of the one being typed in. */
 function setValue(input: HTMLInputElement, value: string) {
   if (input.value !== value) input.value = value;
+}
+
+/** The mode as the page's data attributes and tests name it. */
+function modeName(mode: SessionMode): "full" | "review" | "missed" {
+  return mode === SessionMode.REVIEW ? "review" : mode === SessionMode.MISSED ? "missed" : "full";
+}
+
+/** What the page says on a start, by the session's mode and whether it was created. */
+function startedText(mode: SessionMode, created: boolean): string {
+  switch (modeName(mode)) {
+    case "review":
+      return created ? "Started a review of the questions due." : "Resumed your review.";
+    case "missed":
+      return created
+        ? "Started practising the questions you missed."
+        : "Resumed practising the questions you missed.";
+    default:
+      return created ? "Started a new session." : "Resumed your session.";
+  }
 }

@@ -20,14 +20,24 @@ export class ResultView {
     detail: element("score-detail"),
     review: element<HTMLTableSectionElement>("review"),
     again: element<HTMLButtonElement>("again"),
+    missed: element<HTMLButtonElement>("missed-again"),
     close: element<HTMLButtonElement>("close-review"),
   };
   /** Where the focus goes back to when a past session's review closes. */
   private opener: HTMLElement | undefined;
 
-  /** `onClose`: a past session's review was closed. */
-  constructor(private readonly onClose: () => void = () => {}) {
+  /** `onClose`: a past session's review was closed; `onMissed`: "Practise the N you missed". */
+  constructor(
+    private readonly onClose: () => void = () => {},
+    onMissed: () => void = () => {},
+  ) {
     this.ui.close.addEventListener("click", () => this.close());
+    this.ui.missed.addEventListener("click", onMissed);
+  }
+
+  /** Disables the offers while a start is on its way. */
+  set busy(busy: boolean) {
+    this.ui.missed.disabled = busy;
   }
 
   get hidden(): boolean {
@@ -57,7 +67,9 @@ export class ResultView {
       ? `Review of your session of ${session.startedAt ? dateTimeFormat.format(timestampDate(session.startedAt)) : ""}`
       : session.mode === SessionMode.REVIEW
         ? "Review session complete"
-        : "Session complete";
+        : session.mode === SessionMode.MISSED
+          ? "Missed questions practised"
+          : "Session complete";
     const score = session.scorePercentage ?? 0;
     const band = scoreBand(score);
     this.ui.score.textContent = `${score}%`;
@@ -73,6 +85,17 @@ export class ResultView {
     const answers = new Map(
       session.answers.flatMap((a) => (a.questionId === undefined ? [] : [[a.questionId, a]])),
     );
+    // What a missed session would hold: the questions still in the quiz not answered correctly.
+    const missed = questions.filter(
+      (q) =>
+        q.questionId !== undefined &&
+        prompts.has(q.questionId) &&
+        answers.get(q.questionId)?.isCorrect !== true,
+    ).length;
+    this.ui.missed.hidden = past || missed === 0;
+    this.ui.missed.textContent =
+      missed === 1 ? "Practise the 1 you missed" : `Practise the ${missed} you missed`;
+    this.ui.missed.dataset.missedCount = String(missed);
     this.ui.review.replaceChildren(
       ...[...questions]
         .sort((a, b) => a.position - b.position)
@@ -92,7 +115,7 @@ export class ResultView {
             "tr",
             { className: verdict.className },
             h("th", { scope: "row" }, prompt),
-            h("td", {}, answer?.userAnswer ?? "—"),
+            h("td", {}, answer?.userAnswer?.trim() || "—"),
             h("td", {}, h("span", { className: "pill" }, verdict.text)),
             h("td", {}, question.correctAnswer ?? "—"),
           );

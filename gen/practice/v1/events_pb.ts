@@ -50,7 +50,8 @@ export type SessionStarted = Message<"practice.v1.SessionStarted"> & {
   totalQuestions: number;
 
   /**
-   * "full" (the whole quiz) or "review" (the questions due at start).
+   * "full" (the whole quiz), "review" (the questions due at start) or
+   * "missed" (the questions missed in the latest completed session).
    *
    * @generated from field: string mode = 6;
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file practice/v1/practice_session_service.proto.
  */
 export const file_practice_v1_practice_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpADCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBG1vZGUYCyABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUITChFfc2NvcmVfcGVyY2VudGFnZSK1AQoGQW5zd2VyEhgKC3F1ZXN0aW9uX2lkGAEgASgJSACIAQESGAoLdXNlcl9hbnN3ZXIYAiABKAlIAYgBARIXCgppc19jb3JyZWN0GAMgASgISAKIAQESLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9xdWVzdGlvbl9pZEIOCgxfdXNlcl9hbnN3ZXJCDQoLX2lzX2NvcnJlY3QicQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLnByYWN0aWNlLnYxLlNlc3Npb25TdGF0dXMSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEi4KCHNlc3Npb25zGAEgAygLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIk4KE1N0YXJ0U2Vzc2lvblJlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRImCgRtb2RlGAIgASgOMhgucHJhY3RpY2UudjEuU2Vzc2lvbk1vZGUiiAEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SDwoHY3JlYXRlZBgCIAEoCBIwCglxdWVzdGlvbnMYAyADKAsyHS5wcmFjdGljZS52MS5TbmFwc2hvdFF1ZXN0aW9uIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJ+ChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQESGwoOY29ycmVjdF9hbnN3ZXIYAyABKAlIAYgBAUIOCgxfcXVlc3Rpb25faWRCEQoPX2NvcnJlY3RfYW5zd2VyIlMKE1N1Ym1pdEFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtxdWVzdGlvbl9pZBgCIAEoCRITCgt1c2VyX2Fuc3dlchgDIAEoCSJqChRTdWJtaXRBbnN3ZXJSZXNwb25zZRIjCgZhbnN3ZXIYASABKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISLQoHc2Vzc2lvbhgCIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiIsChZDb21wbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiSAoXQ29tcGxldGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiI8Cg5BbnN3ZXJDb25mbGljdBIqCg1zdG9yZWRfYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyIioKF0xpc3REdWVRdWVzdGlvbnNSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkiswEKGExpc3REdWVRdWVzdGlvbnNSZXNwb25zZRIrCglxdWVzdGlvbnMYASADKAsyGC5wcmFjdGljZS52MS5EdWVRdWVzdGlvbhIRCglkdWVfY291bnQYAiABKAUSEQoJbmV3X2NvdW50GAMgASgFEjQKC25leHRfZHVlX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg4KDF9uZXh0X2R1ZV9hdCLKAQoLRHVlUXVlc3Rpb24SEwoLcXVlc3Rpb25faWQYASABKAkSEAoIcG9zaXRpb24YAiABKAUSKgoGZHVlX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0ChBsYXN0X2Fuc3dlcmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxsYXN0X2NvcnJlY3QYBSABKAgSDAoEcmVwcxgGIAEoBRIOCgZsYXBzZXMYByABKAUiUgoKTm90aGluZ0R1ZRI0CgtuZXh0X2R1ZV9hdBgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIOCgxfbmV4dF9kdWVfYXQqWwoLU2Vzc2lvbk1vZGUSHAoYU0VTU0lPTl9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRU0VTU0lPTl9NT0RFX0ZVTEwQARIXChNTRVNTSU9OX01PREVfUkVWSUVXEAIqaAoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVNFU1NJT05fU1RBVFVTX0FDVElWRRABEhwKGFNFU1NJT05fU1RBVFVTX0NPTVBMRVRFRBACMr4EChZQcmFjdGljZVNlc3Npb25TZXJ2aWNlElgKDExpc3RTZXNzaW9ucxIgLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5wcmFjdGljZS52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBElMKDFN0YXJ0U2Vzc2lvbhIgLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaIS5wcmFjdGljZS52MS5TdGFydFNlc3Npb25SZXNwb25zZRJSCgpHZXRTZXNzaW9uEh4ucHJhY3RpY2UudjEuR2V0U2Vzc2lvblJlcXVlc3QaHy5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJYCgxTdWJtaXRBbnN3ZXISIC5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXF1ZXN0GiEucHJhY3RpY2UudjEuU3VibWl0QW5zd2VyUmVzcG9uc2UiA5ACAhJhCg9Db21wbGV0ZVNlc3Npb24SIy5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXF1ZXN0GiQucHJhY3RpY2UudjEuQ29tcGxldGVTZXNzaW9uUmVzcG9uc2UiA5ACAhJkChBMaXN0RHVlUXVlc3Rpb25zEiQucHJhY3RpY2UudjEuTGlzdER1ZVF1ZXN0aW9uc1JlcXVlc3QaJS5wcmFjdGljZS52MS5MaXN0RHVlUXVlc3Rpb25zUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpADCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBG1vZGUYCyABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUITChFfc2NvcmVfcGVyY2VudGFnZSK1AQoGQW5zd2VyEhgKC3F1ZXN0aW9uX2lkGAEgASgJSACIAQESGAoLdXNlcl9hbnN3ZXIYAiABKAlIAYgBARIXCgppc19jb3JyZWN0GAMgASgISAKIAQESLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9xdWVzdGlvbl9pZEIOCgxfdXNlcl9hbnN3ZXJCDQoLX2lzX2NvcnJlY3QicQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLnByYWN0aWNlLnYxLlNlc3Npb25TdGF0dXMSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEi4KCHNlc3Npb25zGAEgAygLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIk4KE1N0YXJ0U2Vzc2lvblJlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRImCgRtb2RlGAIgASgOMhgucHJhY3RpY2UudjEuU2Vzc2lvbk1vZGUiiAEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SDwoHY3JlYXRlZBgCIAEoCBIwCglxdWVzdGlvbnMYAyADKAsyHS5wcmFjdGljZS52MS5TbmFwc2hvdFF1ZXN0aW9uIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJ+ChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQESGwoOY29ycmVjdF9hbnN3ZXIYAyABKAlIAYgBAUIOCgxfcXVlc3Rpb25faWRCEQoPX2NvcnJlY3RfYW5zd2VyIlMKE1N1Ym1pdEFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtxdWVzdGlvbl9pZBgCIAEoCRITCgt1c2VyX2Fuc3dlchgDIAEoCSJqChRTdWJtaXRBbnN3ZXJSZXNwb25zZRIjCgZhbnN3ZXIYASABKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISLQoHc2Vzc2lvbhgCIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiIsChZDb21wbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiSAoXQ29tcGxldGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiI8Cg5BbnN3ZXJDb25mbGljdBIqCg1zdG9yZWRfYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyIkkKF0xpc3REdWVRdWVzdGlvbnNSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIsgBChhMaXN0RHVlUXVlc3Rpb25zUmVzcG9uc2USKwoJcXVlc3Rpb25zGAEgAygLMhgucHJhY3RpY2UudjEuRHVlUXVlc3Rpb24SEQoJZHVlX2NvdW50GAIgASgFEhEKCW5ld19jb3VudBgDIAEoBRI0CgtuZXh0X2R1ZV9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARITCgtuZXh0X2N1cnNvchgFIAEoCUIOCgxfbmV4dF9kdWVfYXQiygEKC0R1ZVF1ZXN0aW9uEhMKC3F1ZXN0aW9uX2lkGAEgASgJEhAKCHBvc2l0aW9uGAIgASgFEioKBmR1ZV9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQbGFzdF9hbnN3ZXJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMbGFzdF9jb3JyZWN0GAUgASgIEgwKBHJlcHMYBiABKAUSDgoGbGFwc2VzGAcgASgFIlIKCk5vdGhpbmdEdWUSNAoLbmV4dF9kdWVfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX25leHRfZHVlX2F0KnQKC1Nlc3Npb25Nb2RlEhwKGFNFU1NJT05fTU9ERV9VTlNQRUNJRklFRBAAEhUKEVNFU1NJT05fTU9ERV9GVUxMEAESFwoTU0VTU0lPTl9NT0RFX1JFVklFVxACEhcKE1NFU1NJT05fTU9ERV9NSVNTRUQQAypoCg1TZXNzaW9uU3RhdHVzEh4KGlNFU1NJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVU0VTU0lPTl9TVEFUVVNfQUNUSVZFEAESHAoYU0VTU0lPTl9TVEFUVVNfQ09NUExFVEVEEAIyvgQKFlByYWN0aWNlU2Vzc2lvblNlcnZpY2USWAoMTGlzdFNlc3Npb25zEiAucHJhY3RpY2UudjEuTGlzdFNlc3Npb25zUmVxdWVzdBohLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESUwoMU3RhcnRTZXNzaW9uEiAucHJhY3RpY2UudjEuU3RhcnRTZXNzaW9uUmVxdWVzdBohLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlc3BvbnNlElIKCkdldFNlc3Npb24SHi5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnByYWN0aWNlLnYxLkdldFNlc3Npb25SZXNwb25zZSIDkAIBElgKDFN1Ym1pdEFuc3dlchIgLnByYWN0aWNlLnYxLlN1Ym1pdEFuc3dlclJlcXVlc3QaIS5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXNwb25zZSIDkAICEmEKD0NvbXBsZXRlU2Vzc2lvbhIjLnByYWN0aWNlLnYxLkNvbXBsZXRlU2Vzc2lvblJlcXVlc3QaJC5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXNwb25zZSIDkAICEmQKEExpc3REdWVRdWVzdGlvbnMSJC5wcmFjdGljZS52MS5MaXN0RHVlUXVlc3Rpb25zUmVxdWVzdBolLnByYWN0aWNlLnYxLkxpc3REdWVRdWVzdGlvbnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * PracticeSession is one attempt by one user on one quiz.
@@ -90,8 +90,8 @@ export type PracticeSession = Message<"practice.v1.PracticeSession"> & {
   expiresAt?: Timestamp | undefined;
 
   /**
-   * FULL (the whole quiz) or REVIEW (the questions due at start); never
-   * UNSPECIFIED.
+   * FULL (the whole quiz), REVIEW (the questions due at start) or MISSED
+   * (the questions missed in the latest completed session); never UNSPECIFIED.
    *
    * @generated from field: practice.v1.SessionMode mode = 11;
    */
@@ -219,8 +219,10 @@ export type StartSessionRequest = Message<"practice.v1.StartSessionRequest"> & {
 
   /**
    * UNSPECIFIED or FULL: the whole quiz. REVIEW: the questions due now, or
-   * FAILED_PRECONDITION with a NothingDue error detail when none is. Either
-   * way an in-progress session of either mode is resumed instead.
+   * FAILED_PRECONDITION with a NothingDue error detail when none is. MISSED:
+   * the questions not answered correctly in the latest completed session, or
+   * FAILED_PRECONDITION when there are none. Whatever the mode, an
+   * in-progress session of any mode is resumed instead.
    *
    * @generated from field: practice.v1.SessionMode mode = 2;
    */
@@ -468,6 +470,20 @@ export type ListDueQuestionsRequest = Message<"practice.v1.ListDueQuestionsReque
    * @generated from field: string quiz_id = 1;
    */
   quizId: string;
+
+  /**
+   * Page size, 1 to 100; 0 means the default, 20.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * next_cursor of the previous page; empty for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
 };
 
 /**
@@ -482,15 +498,15 @@ export const ListDueQuestionsRequestSchema: GenMessage<ListDueQuestionsRequest> 
  */
 export type ListDueQuestionsResponse = Message<"practice.v1.ListDueQuestionsResponse"> & {
   /**
-   * The caller's live questions of the quiz with due_at at or before now,
-   * earliest due first, then by position.
+   * This page of the caller's live questions of the quiz with due_at at or
+   * before now, earliest due first, then by question id.
    *
    * @generated from field: repeated practice.v1.DueQuestion questions = 1;
    */
   questions: DueQuestion[];
 
   /**
-   * The number of questions above.
+   * Questions due now on every page.
    *
    * @generated from field: int32 due_count = 2;
    */
@@ -509,6 +525,13 @@ export type ListDueQuestionsResponse = Message<"practice.v1.ListDueQuestionsResp
    * @generated from field: optional google.protobuf.Timestamp next_due_at = 4;
    */
   nextDueAt?: Timestamp | undefined;
+
+  /**
+   * Opaque; empty on the last page.
+   *
+   * @generated from field: string next_cursor = 5;
+   */
+  nextCursor: string;
 };
 
 /**
@@ -629,6 +652,14 @@ export enum SessionMode {
    * @generated from enum value: SESSION_MODE_REVIEW = 2;
    */
   REVIEW = 2,
+
+  /**
+   * The questions the caller did not answer correctly (wrong or unanswered)
+   * in their latest completed session of the quiz, in quiz order.
+   *
+   * @generated from enum value: SESSION_MODE_MISSED = 3;
+   */
+  MISSED = 3,
 }
 
 /**
@@ -748,11 +779,11 @@ export const PracticeSessionService: GenService<{
     output: typeof CompleteSessionResponseSchema;
   },
   /**
-   * ListDueQuestions returns the caller's questions of a quiz that are due
-   * for review now (spaced repetition: FSRS over the caller's own answers),
-   * earliest due first, then by position; how many live questions the caller
-   * never answered; and when the next one falls due. The same NOT_FOUND rules
-   * as ListSessions.
+   * ListDueQuestions returns a page of the caller's questions of a quiz that
+   * are due for review now (spaced repetition: FSRS over the caller's own
+   * answers), earliest due first, then by question id; how many are due and
+   * how many live questions the caller never answered (of the whole quiz);
+   * and when the next one falls due. The same NOT_FOUND rules as ListSessions.
    *
    * @generated from rpc practice.v1.PracticeSessionService.ListDueQuestions
    */
