@@ -13,13 +13,13 @@ import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { demoToken, localBase, practiceLinkLines, seedDemoCommand } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
+import { metricsListener } from "./edge/metrics-listener.js";
 import { servePort } from "./edge/one-port.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
-import { metricsServer } from "./ops/metrics-server.js";
 import {
   checkTlsFiles,
   databaseFailure,
@@ -153,7 +153,7 @@ async function main() {
     rpcShortPath: config.rpcShortPath,
     tracing: tracingStarted(),
   });
-  const port = servePort(app, { tls: config.tls });
+  const port = servePort(app, { tls: config.tls, edge: config.edge });
   try {
     await port.listen(config.port, config.host);
   } catch (err) {
@@ -164,7 +164,7 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   // "listening" only once both ports are: a busy METRICS_PORT's line is then the last one.
-  const scrape = metricsServer(metrics);
+  const scrape = metricsListener(metrics, health);
   try {
     await new Promise<void>((resolve, reject) => {
       scrape.once("error", reject);
@@ -179,7 +179,7 @@ async function main() {
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
-  logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
+  logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
   // Events always go to the outbox; they leave it only when a relay runs.
   const { nats, relayInProcess } = config.events;

@@ -1,5 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -24,7 +28,7 @@ import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/q
 import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
-import { type App, type AppServer, createAppServer } from "./app-server.js";
+import type { App, AppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import { defaultMaxQueuedPerUser } from "./config.js";
 import type { Db } from "./db/database.js";
@@ -32,6 +36,7 @@ import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { apiCalls, decorateCalls } from "./edge/api-calls.js";
 import { refuseLargeHttp2Head } from "./edge/head-refusals.js";
+import { http2ServerOptions } from "./edge/http2-settings.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
@@ -114,7 +119,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
     // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
-    serverFactory: (handler) => createAppServer(handler),
+    serverFactory: (handler) => createHttp2Server(http2ServerOptions(), handler),
     loggerInstance: deps.logger,
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),

@@ -1,0 +1,122 @@
+import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+
+/** How often the unsent bytes of every HTTP/2 answer are looked at. */
+const SWEEP_MS = 250;
+
+/** The limits on unsent HTTP/2 bytes (EdgeConfig's, src/config.ts). */
+export interface UnsentLimits {
+  /** An answer, or a whole session, whose unsent bytes do not move for this long is dropped. */
+  writeStallMs: number;
+  /** What one session may hold unsent; over it, its new streams are refused. */
+  sessionUnsentMaxBytes: number;
+  /** What all sessions together may hold unsent; beyond, the largest stalled ones go. */
+  unsentMaxBytes: number;
+}
+
+interface StreamWatch {
+  /** Unsent bytes at the last look. */
+  unsent: number;
+  /** When its unsent bytes last went down (or it had none). */
+  movedAt: number;
+}
+
+interface SessionWatch {
+  streams: Map<ServerHttp2Stream, StreamWatch>;
+  unsent: number;
+  movedAt: number;
+  /** Whether any of its answers went out since the last look. */
+  moved: boolean;
+}
+
+/**
+ * Bounds what HTTP/2 answers hold in memory while a client does not read
+ * them. An answer is written whole; what the client's flow-control window
+ * does not let out waits in its stream. Every SWEEP_MS:
+ * - an answer whose unsent bytes have not gone down for `writeStallMs`
+ *   (its window at 0) is reset (RST_STREAM CANCEL) and its bytes freed;
+ * - a session holding unsent bytes none of which moved for `writeStallMs`
+ *   is destroyed: not closed politely, which would wait for answers that
+ *   can never finish;
+ * - with more than `unsentMaxBytes` unsent in all, the sessions holding the
+ *   most that did not move since the last look are destroyed, largest first
+ *   (Envoy's overload action reset_high_memory_stream).
+ * And a session holding `sessionUnsentMaxBytes` or more gets its new
+ * streams refused (REFUSED_STREAM: nothing done, safe to retry), as Envoy
+ * stops reading a connection over its buffer limit.
+ */
+export class UnsentBytes {
+  readonly #sessions = new Map<Http2Session, SessionWatch>();
+  #sweep: NodeJS.Timeout | undefined;
+
+  constructor(private readonly limits: UnsentLimits) {}
+
+  /** Watches `session`'s answers until it closes. */
+  watch(session: Http2Session): void {
+    const watch: SessionWatch = {
+      streams: new Map(),
+      unsent: 0,
+      movedAt: performance.now(),
+      moved: false,
+    };
+    this.#sessions.set(session, watch);
+    session.on("stream", (stream: ServerHttp2Stream) => {
+      if (watch.unsent >= this.limits.sessionUnsentMaxBytes) {
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      watch.streams.set(stream, { unsent: 0, movedAt: performance.now() });
+      stream.once("close", () => watch.streams.delete(stream));
+    });
+    session.once("close", () => {
+      this.#sessions.delete(session);
+      if (this.#sessions.size === 0) this.#stop();
+    });
+    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+  }
+
+  /** Looks at every answer's unsent bytes once (every SWEEP_MS; tests may call it). */
+  sweep(now = performance.now()): void {
+    const { writeStallMs, unsentMaxBytes } = this.limits;
+    let total = 0;
+    for (const [session, watch] of this.#sessions) {
+      let unsent = 0;
+      watch.moved = false;
+      for (const [stream, w] of watch.streams) {
+        const n = stream.writableLength;
+        if (n < w.unsent) watch.moved = true;
+        // New bytes start the clock as well: it counts from when they were written.
+        if (n === 0 || n !== w.unsent) w.movedAt = now;
+        w.unsent = n;
+        unsent += n;
+      }
+      watch.unsent = unsent;
+      if (watch.moved || unsent === 0) watch.movedAt = now;
+      if (unsent > 0 && now - watch.movedAt >= writeStallMs) {
+        session.destroy();
+        continue;
+      }
+      for (const [stream, w] of watch.streams) {
+        if (w.unsent > 0 && now - w.movedAt >= writeStallMs) {
+          // RST_STREAM is not flow-controlled: it goes out, and the stream's bytes are freed.
+          stream.close(constants.NGHTTP2_CANCEL);
+          watch.unsent -= w.unsent;
+        }
+      }
+      total += watch.unsent;
+    }
+    if (total <= unsentMaxBytes) return;
+    const stalled = [...this.#sessions]
+      .filter(([session, w]) => !w.moved && w.unsent > 0 && !session.destroyed)
+      .sort(([, a], [, b]) => b.unsent - a.unsent);
+    for (const [session, w] of stalled) {
+      if (total <= unsentMaxBytes) break;
+      total -= w.unsent;
+      session.destroy();
+    }
+  }
+
+  #stop(): void {
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
+  }
+}
