@@ -89,3 +89,12 @@ export const NGHTTP2_RESET_LIMIT = { streamResetBurst: 10_000, streamResetRate: 
  * requests, or an HTTP/2 session with no stream open.
  */
 export const CLOSE_IDLE_ABOVE = 0.9;
+
+/**
+ * Connections the kernel queues for the port before it accepts them (Linux
+ * caps it at net.core.somaxconn, 4096 by default). Node's default, 511, is
+ * less than a flood keeps waiting while the port closes its idle
+ * connections to make room: beyond it, new callers' SYNs are dropped and
+ * they retry after 1 s, then 3 s.
+ */
+export const LISTEN_BACKLOG = 4096;

@@ -1,6 +1,7 @@
 /** Something that holds a connection slot and can give it back at once. */
 export interface Held {
   destroy(): void;
+  once(event: "close", listener: () => void): unknown;
 }
 
 /**
@@ -14,6 +15,7 @@ export interface Held {
 export class IdleConnections {
   // A Map iterates in insertion order: re-inserting on each idle start keeps it oldest first.
   readonly #idle = new Map<Held, true>();
+  #closing = 0;
 
   /** `held` has nothing in progress from now on (again). */
   idle(held: Held): void {
@@ -26,19 +28,19 @@ export class IdleConnections {
     this.#idle.delete(held);
   }
 
-  /** Closes up to `count` of the connections idle longest; resolves how many it closed. */
-  closeOldest(count: number): number {
-    let closed = 0;
-    for (const held of this.#idle.keys()) {
-      if (closed >= count) break;
-      this.#idle.delete(held);
-      held.destroy();
-      closed++;
+  /**
+   * Closes connections idle longest until `held` connections, less those
+   * already closing, are at most `limit`. A connection closes a turn of the
+   * event loop after it is destroyed: counting those still closing keeps a
+   * burst of new ones from closing more than it needs.
+   */
+  closeOldest(held: number, limit: number): void {
+    for (const conn of this.#idle.keys()) {
+      if (held - this.#closing <= limit) return;
+      this.#idle.delete(conn);
+      this.#closing++;
+      conn.once("close", () => this.#closing--);
+      conn.destroy();
     }
-    return closed;
-  }
-
-  get size(): number {
-    return this.#idle.size;
   }
 }

@@ -14,6 +14,7 @@ import {
   CLOSE_IDLE_ABOVE,
   DRAIN_IDLE_MS,
   FIRST_BYTES_TIMEOUT_MS,
+  LISTEN_BACKLOG,
   MAX_CONNECTIONS,
   MAX_HEADER_BYTES,
   REQUEST_HEAD_TIMEOUT_MS,
@@ -201,7 +202,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       sockets.delete(socket);
       idle.busy(socket);
     });
-    if (sockets.size > pressure) idle.closeOldest(sockets.size - pressure);
+    if (sockets.size > pressure) idle.closeOldest(sockets.size, pressure);
     if (tls) {
       // Until its handshake is done, a TLS connection is idle as itself.
       idle.idle(socket);
@@ -217,7 +218,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
-        server.listen(port, host, () => {
+        server.listen(port, host, LISTEN_BACKLOG, () => {
           server.off("error", reject);
           resolve();
         });
