@@ -239,11 +239,12 @@ async function main() {
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
-      scrape.close();
-      scrape.closeAllConnections();
       // The relay stops while requests finish: what they write waits in the outbox.
       const relayStopped = relay?.stop();
       const cut = await port.close(config.shutdownTimeoutMs);
+      // Probes (on this listener) hear NOT_SERVING until the port is closed.
+      scrape.close();
+      scrape.closeAllConnections();
       await relayStopped;
       await database.close();
       await readDatabase?.close();

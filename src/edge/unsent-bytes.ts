@@ -3,6 +3,13 @@ import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2
 /** How often the unsent bytes of every HTTP/2 answer are looked at. */
 const SWEEP_MS = 250;
 
+/**
+ * Fastify writes an HTTP/2 answer in pieces of this size, each once the
+ * last has gone ('drain'), keeping the rest in its own buffer: what it
+ * still holds is the declared length less the pieces drained.
+ */
+const FASTIFY_PIECE_BYTES = 64 * 1024;
+
 /** The limits on unsent HTTP/2 bytes (EdgeConfig's, src/config.ts). */
 export interface UnsentLimits {
   /** An answer, or a whole session, whose unsent bytes do not move for this long is dropped. */
@@ -18,13 +25,15 @@ interface StreamWatch {
   unsent: number;
   /** When its unsent bytes last went down (or it had none). */
   movedAt: number;
+  /** Bytes that went out in pieces a writer waited for ('drain'). */
+  drained: number;
 }
 
 interface SessionWatch {
   streams: Map<ServerHttp2Stream, StreamWatch>;
   unsent: number;
   movedAt: number;
-  /** Whether any of its answers went out since the last look. */
+  /** Whether any of its answers went out since the last look ('drain' or fewer bytes). */
   moved: boolean;
 }
 
@@ -64,7 +73,14 @@ export class UnsentBytes {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
         return;
       }
-      watch.streams.set(stream, { unsent: 0, movedAt: performance.now() });
+      const w: StreamWatch = { unsent: 0, movedAt: performance.now(), drained: 0 };
+      watch.streams.set(stream, w);
+      // A piece went out: progress, whatever the next piece's size.
+      stream.on("drain", () => {
+        w.drained += FASTIFY_PIECE_BYTES;
+        w.movedAt = performance.now();
+        watch.moved = true;
+      });
       stream.once("close", () => watch.streams.delete(stream));
     });
     session.once("close", () => {
@@ -80,9 +96,8 @@ export class UnsentBytes {
     let total = 0;
     for (const [session, watch] of this.#sessions) {
       let unsent = 0;
-      watch.moved = false;
       for (const [stream, w] of watch.streams) {
-        const n = stream.writableLength;
+        const n = unsentOf(stream, w.drained);
         if (n < w.unsent) watch.moved = true;
         // New bytes start the clock as well: it counts from when they were written.
         if (n === 0 || n !== w.unsent) w.movedAt = now;
@@ -91,6 +106,7 @@ export class UnsentBytes {
       }
       watch.unsent = unsent;
       if (watch.moved || unsent === 0) watch.movedAt = now;
+      watch.moved = false;
       if (unsent > 0 && now - watch.movedAt >= writeStallMs) {
         session.destroy();
         continue;
@@ -106,7 +122,7 @@ export class UnsentBytes {
     }
     if (total <= unsentMaxBytes) return;
     const stalled = [...this.#sessions]
-      .filter(([session, w]) => !w.moved && w.unsent > 0 && !session.destroyed)
+      .filter(([session, w]) => w.movedAt < now && w.unsent > 0 && !session.destroyed)
       .sort(([, a], [, b]) => b.unsent - a.unsent);
     for (const [session, w] of stalled) {
       if (total <= unsentMaxBytes) break;
@@ -119,4 +135,15 @@ export class UnsentBytes {
     clearInterval(this.#sweep);
     this.#sweep = undefined;
   }
+}
+
+/**
+ * What `stream` holds unsent: what its writable side holds, or, while a
+ * writer still holds the rest of a declared length (Fastify's pieces), that
+ * length less what has drained. Nothing once all is written.
+ */
+function unsentOf(stream: ServerHttp2Stream, drained: number): number {
+  if (stream.writableFinished || stream.destroyed) return 0;
+  const declared = stream.headersSent ? Number(stream.sentHeaders["content-length"] ?? 0) : 0;
+  return Math.max(stream.writableLength, declared - drained);
 }
