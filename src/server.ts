@@ -45,7 +45,7 @@ import {
 } from "./limits.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { registerCors } from "./ops/cors.js";
-import { failureLog } from "./ops/failure-log.js";
+import { failureLog, quietSecondAnswers } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
@@ -123,6 +123,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     loggerInstance: deps.logger,
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // Fastify's lines about a second answer to a call the edge answered go at debug level.
+    childLoggerFactory: (logger, bindings, options) =>
+      quietSecondAnswers(logger.child(bindings, options)),
     bodyLimit: MAX_BODY_BYTES,
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.

@@ -1,9 +1,13 @@
 import { request as httpRequest } from "node:http";
 import { connect as connectHttp2, constants as h2 } from "node:http2";
 import { connect as netConnect } from "node:net";
+import { Writable } from "node:stream";
+import { createConnection } from "mysql2/promise";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { edgeConfig } from "../../src/config.js";
 import { REQUEST_HEAD_TIMEOUT_MS } from "../../src/limits.js";
+import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import {
   EMPTY_MESSAGE,
@@ -17,7 +21,7 @@ import {
   WATCH_PATH,
 } from "../support/h2-raw.js";
 import { sleep } from "../support/load.js";
-import { reportFigures } from "../support/reliability.js";
+import { reportFigures, tally } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 /**
@@ -302,5 +306,202 @@ describe("resets", () => {
     const ms = performance.now() - t0;
     reportFigures("rapid reset flood", { goaways, ms: Math.round(ms) });
     expect(goaways[0]).toBe(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+  });
+});
+
+describe("client resets in the log", () => {
+  let svc: TestService;
+  let quiz: QuizFixture;
+  const lines: { level: number; msg: string; code?: string; err?: { stack?: string } }[] = [];
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    svc = await startTestService({ logger: pino({ level: "info" }, sink) });
+    quiz = await insertQuiz(svc.db);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("1,000 calls reset with INTERNAL_ERROR in 3 s, over gRPC, Connect and REST on HTTP/2: at most 30 log lines, none at error level, no stack", async () => {
+    const token = await svc.token("resetter");
+    const grpcBody = Buffer.from([0, 0, 0, 0, 3, 0x0a, 0x01, 0x31]);
+    // Calls whose request is still arriving when the client resets them: a
+    // message or a body begun and not ended (END_STREAM never sent).
+    const kinds: { headers: Record<string, string>; body: Buffer }[] = [
+      {
+        headers: {
+          ":method": "POST",
+          ":path": "/practice.v1.PracticeSessionService/ListSessions",
+          "content-type": "application/grpc",
+          te: "trailers",
+        },
+        body: grpcBody.subarray(0, 4),
+      },
+      {
+        headers: {
+          ":method": "POST",
+          ":path": "/practice.v1.PracticeSessionService/ListSessions",
+          "content-type": "application/json",
+        },
+        body: Buffer.from(`{"quizId":`),
+      },
+      {
+        headers: {
+          ":method": "POST",
+          ":path": `/quizzes/${quiz.quizId}/sessions`,
+          "content-type": "application/json",
+        },
+        body: Buffer.from("{"),
+      },
+    ];
+    const before = lines.length;
+    const t0 = performance.now();
+    let sent = 0;
+    // 10 connections of 100 calls each, at once (a connection's resets stay under the reset guard's share).
+    const sessions = await Promise.all(Array.from({ length: 10 }, () => h2Connect(svc.baseUrl)));
+    const connections = sessions.map(async (session, c) => {
+      session.on("error", () => {});
+      const calls = Array.from({ length: 100 }, (_, i) => {
+        const kind = kinds[(c * 100 + i) % kinds.length] as (typeof kinds)[number];
+        const stream = session.request({ ...kind.headers, authorization: `Bearer ${token}` });
+        stream.on("error", () => {});
+        stream.write(kind.body);
+        sent++;
+        return new Promise<void>((resolve) => {
+          // Reset while the server reads the call (as stream.destroy(err) or connect-node's deadline does).
+          setTimeout(() => stream.close(h2.NGHTTP2_INTERNAL_ERROR), 1 + (i % 5));
+          stream.resume();
+          stream.once("close", () => resolve());
+        });
+      });
+      await Promise.all(calls);
+      session.destroy();
+    });
+    await Promise.all(connections);
+    const ms = performance.now() - t0;
+    await sleep(500);
+    const logged = lines.slice(before);
+    reportFigures("1,000 client resets", {
+      sent,
+      ms: Math.round(ms),
+      lines: logged.length,
+      byLevelMsgCode: tally(logged, (l) => `${l.level} ${l.msg} ${l.code ?? ""}`),
+      messages: [...new Set(logged.map((l) => l.msg))],
+    });
+    expect(sent).toBe(1000);
+    expect(logged.length).toBeLessThanOrEqual(30);
+    expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+    expect(logged.filter((l) => l.err?.stack !== undefined)).toEqual([]);
+  });
+});
+
+// Holding a row lock past a deadline needs MySQL; SQLite statements are short.
+describe.skipIf(testStore() === "sqlite")("deadlines in the log", () => {
+  let svc: TestService;
+  let quiz: QuizFixture;
+  const lines: { level: number; msg: string; err?: { stack?: string } }[] = [];
+  beforeAll(async () => {
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    svc = await startTestService({ requestTimeoutMs: 300, logger: pino({ level: "info" }, sink) });
+    quiz = await insertQuiz(svc.db);
+  });
+  afterAll(async () => {
+    await svc?.close();
+  });
+
+  it("REST answers over HTTP/2 past their deadline on a locked row: 504s, no line at error level, no stack", async () => {
+    const started = await svc.rest("hasty", "POST", `/quizzes/${quiz.quizId}/sessions`);
+    const { id } = (await started.json()) as { id: string };
+    const locker = await createConnection({ uri: svc.database.url });
+    await locker.query("BEGIN");
+    await locker.query("SELECT id FROM practice_sessions WHERE id = ? FOR UPDATE", [id]);
+    const session = await h2Connect(svc.baseUrl);
+    const token = await svc.token("hasty");
+    const before = lines.length;
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => {
+          const stream = session.request({
+            ":method": "POST",
+            ":path": `/sessions/${id}/answers`,
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+          });
+          stream.on("error", () => {});
+          stream.end(JSON.stringify({ question_id: quiz.questionIds[0], user_answer: "x" }));
+          stream.resume();
+          return new Promise<number>((resolve) => {
+            let status = 0;
+            stream.once("response", (h) => {
+              status = Number(h[":status"]);
+            });
+            stream.once("close", () => resolve(status));
+          });
+        }),
+      );
+      await sleep(1000);
+      const logged = lines.slice(before);
+      reportFigures("20 REST answers over HTTP/2 past their deadline", {
+        statuses: tally(statuses, String),
+        byLevelMsg: tally(logged, (l) => `${l.level} ${l.msg}`),
+      });
+      expect(statuses.every((s) => s === 504)).toBe(true);
+      expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+      expect(logged.filter((l) => l.err?.stack !== undefined)).toEqual([]);
+    } finally {
+      session.destroy();
+      await locker.query("ROLLBACK");
+      await locker.end();
+    }
+  });
+
+  it("REST calls over HTTP/2 whose body comes after their deadline: one 504 each, no line at error level, no stack", async () => {
+    const session = await h2Connect(svc.baseUrl);
+    const token = await svc.token("slow-body");
+    const before = lines.length;
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": `/quizzes/${quiz.quizId}/sessions`,
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+        });
+        stream.on("error", () => {});
+        stream.resume();
+        const status = new Promise<number>((resolve) => {
+          let got = 0;
+          stream.once("response", (h) => {
+            got = Number(h[":status"]);
+          });
+          stream.once("close", () => resolve(got));
+        });
+        stream.write("{");
+        // The rest of the body after the 300 ms deadline.
+        await sleep(600);
+        if (!stream.destroyed) stream.end("}");
+        return status;
+      }),
+    );
+    await sleep(500);
+    session.destroy();
+    const logged = lines.slice(before);
+    reportFigures("20 REST bodies after their deadline over HTTP/2", {
+      statuses: tally(statuses, String),
+      byLevelMsg: tally(logged, (l) => `${l.level} ${l.msg}`),
+    });
+    expect(statuses.every((s) => s === 504)).toBe(true);
+    expect(logged.filter((l) => l.level >= 50)).toEqual([]);
+    expect(logged.filter((l) => l.err?.stack !== undefined)).toEqual([]);
   });
 });
