@@ -274,11 +274,11 @@ export function edgeConfig(env: Env = process.env): EdgeConfig {
   const sessionUnsentMaxBytes = integer(
     env,
     "HTTP2_SESSION_UNSENT_MAX_BYTES",
-    8 * mib,
+    mib,
     64 * 1024,
     1024 * mib,
   );
-  const unsentMaxBytes = integer(env, "HTTP2_UNSENT_MAX_BYTES", 64 * mib, mib, 16 * 1024 * mib);
+  const unsentMaxBytes = integer(env, "HTTP2_UNSENT_MAX_BYTES", 32 * mib, mib, 16 * 1024 * mib);
   if (unsentMaxBytes < sessionUnsentMaxBytes) {
     throw new ConfigError("HTTP2_UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES");
   }

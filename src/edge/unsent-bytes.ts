@@ -10,6 +10,15 @@ const SWEEP_MS = 250;
  */
 const FASTIFY_PIECE_BYTES = 64 * 1024;
 
+/**
+ * A session over its unsent budget whose answers have not moved for this
+ * long takes no new call (nor do those under it stalled for a quarter of
+ * the stall limit): its client is not reading now, and another answer would
+ * only wait with the others. A client that reads moves a piece at a time
+ * and is never refused.
+ */
+const STALLED_REFUSES_AFTER_MS = 250;
+
 /** The limits on unsent HTTP/2 bytes (EdgeConfig's, src/config.ts). */
 export interface UnsentLimits {
   /** An answer, or a whole session, whose unsent bytes do not move for this long is dropped. */
@@ -33,6 +42,8 @@ interface SessionWatch {
   streams: Map<ServerHttp2Stream, StreamWatch>;
   unsent: number;
   movedAt: number;
+  /** Over its budget or stalled at the last look: it takes no new call. */
+  refusing: boolean;
   /** Whether any of its answers went out since the last look ('drain' or fewer bytes). */
   moved: boolean;
 }
@@ -49,9 +60,12 @@ interface SessionWatch {
  * - with more than `unsentMaxBytes` unsent in all, the sessions holding the
  *   most that did not move since the last look are destroyed, largest first
  *   (Envoy's overload action reset_high_memory_stream).
- * And a session holding `sessionUnsentMaxBytes` or more gets its new
- * streams refused (REFUSED_STREAM: nothing done, safe to retry), as Envoy
- * stops reading a connection over its buffer limit.
+ * And a session holding `sessionUnsentMaxBytes` or more that has not moved
+ * them for STALLED_REFUSES_AFTER_MS (or any for a quarter of
+ * `writeStallMs`) gets its new streams, and those whose answer has not
+ * begun, refused (REFUSED_STREAM:
+ * nothing answered, safe to retry; their calls stop as any call whose
+ * client left), as Envoy stops reading a connection over its buffer limit.
  */
 export class UnsentBytes {
   readonly #sessions = new Map<Http2Session, SessionWatch>();
@@ -66,10 +80,11 @@ export class UnsentBytes {
       unsent: 0,
       movedAt: performance.now(),
       moved: false,
+      refusing: false,
     };
     this.#sessions.set(session, watch);
     session.on("stream", (stream: ServerHttp2Stream) => {
-      if (watch.unsent >= this.limits.sessionUnsentMaxBytes) {
+      if (watch.refusing) {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
         return;
       }
@@ -111,7 +126,17 @@ export class UnsentBytes {
         session.destroy();
         continue;
       }
+      // Over its budget or stalled, the session's calls not yet answering are
+      // refused too: their answers would only wait with the others.
+      watch.refusing =
+        unsent > 0 &&
+        now - watch.movedAt >= STALLED_REFUSES_AFTER_MS &&
+        (unsent >= this.limits.sessionUnsentMaxBytes || now - watch.movedAt >= writeStallMs / 4);
       for (const [stream, w] of watch.streams) {
+        if (watch.refusing && !stream.headersSent) {
+          stream.close(constants.NGHTTP2_REFUSED_STREAM);
+          continue;
+        }
         if (w.unsent > 0 && now - w.movedAt >= writeStallMs) {
           // RST_STREAM is not flow-controlled: it goes out, and the stream's bytes are freed.
           stream.close(constants.NGHTTP2_CANCEL);
