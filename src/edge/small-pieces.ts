@@ -49,32 +49,24 @@ export function watchBodyPieces(
   };
 }
 
-/** Streams of one HTTP/2 session cut for small pieces before the session itself is closed. */
-const CUT_STREAMS_PER_SESSION = 3;
-
-/** How long streams in flight get after a GOAWAY for abuse. */
-const GOAWAY_GRACE_MS = 1000;
-
 /**
  * Watches the request bodies of one HTTP/2 session: a stream whose body
- * comes in too many small DATA frames is reset (ENHANCE_YOUR_CALM), and
- * the session's third such stream ends the session (GOAWAY
- * ENHANCE_YOUR_CALM), as nghttp2 and Envoy end a connection that floods them.
+ * comes in too many small DATA frames ends the session at once (GOAWAY
+ * ENHANCE_YOUR_CALM, then closed, as nghttp2 and Envoy end a connection
+ * that floods them): every frame its client sends, on that stream or
+ * another, costs a parse, so the connection goes, not only the stream.
  */
 export function guardBodyPieces(session: Http2Session, limits: PieceLimits = PIECE_LIMITS): void {
-  let cut = 0;
   session.on("stream", (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
     // END_STREAM on the HEADERS: no body.
     if (flags & constants.NGHTTP2_FLAG_END_STREAM) return;
     watchBodyPieces(
       stream,
       () => {
-        stream.close(constants.NGHTTP2_ENHANCE_YOUR_CALM);
-        cut++;
-        if (cut < CUT_STREAMS_PER_SESSION || session.closed || session.destroyed) return;
+        if (session.closed || session.destroyed) return;
         session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
-        session.close();
-        setTimeout(() => session.destroy(), GOAWAY_GRACE_MS).unref();
+        // Not a turn later: the rest of the read would be parsed first.
+        session.destroy();
       },
       limits,
     );
