@@ -30,7 +30,7 @@ import {
   StartupError,
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
-import { stopTracing, tracingStarted } from "./ops/tracing.js";
+import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -53,6 +53,7 @@ async function main() {
     redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
   });
   startupLogger = logger;
+  reportTraceExportFailures(logger);
   // Before anything waits: a stop during start-up is as clean as one while serving.
   const stop = stopOnSignals({
     logger,
@@ -236,6 +237,8 @@ async function main() {
   // From here a stop drains (ops/stop-signals.ts).
   stop.serve({
     drain: async () => {
+      // The whole stop, the last spans' export included, within SHUTDOWN_TIMEOUT_MS.
+      const stopBy = performance.now() + config.shutdownTimeoutMs;
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
@@ -248,8 +251,9 @@ async function main() {
       await relayStopped;
       await database.close();
       await readDatabase?.close();
-      // The last spans (the drain's calls, the relay's last batch) go out before exit.
-      await stopTracing();
+      // The last spans (the drain's calls, the relay's last batch) go out
+      // before exit, in what is left of SHUTDOWN_TIMEOUT_MS.
+      await stopTracing(stopBy - performance.now());
       if (cut > 0) {
         // Calls were cut short: not a clean stop, whatever the signal.
         logger.error(
