@@ -1,5 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
-import { codeHttpStatus } from "../app/connect-codes.js";
+import { codeHttpStatus } from "../app/codes.js";
 import { LogBudget } from "./log-budget.js";
 
 /** Warnings about shed load and client errors written per second at most (with a burst of as many). */
