@@ -153,8 +153,9 @@ describe("bounded unsent bytes", () => {
     const streams = Array.from({ length: 10 }, get);
     // Every answer begins (its HEADERS are not flow-controlled): 2.8 MB waits unsent.
     expect(await Promise.all(streams.map((s) => s.headers))).toEqual(streams.map(() => 200));
-    await sleep(400);
-    // Over its 1 MiB: a new stream is refused before any work.
+    // Over its 1 MiB and not moving for 250 ms (looked at every 250 ms), not yet
+    // stalled for the whole second that destroys it: a new stream is refused before any work.
+    await sleep(600);
     const refused = get();
     expect(await refused.closed).toBe(h2.NGHTTP2_REFUSED_STREAM);
     // A client that reads gets the whole answer meanwhile.
