@@ -14,7 +14,7 @@ import { OutboxRelay } from "../src/events/relay.js";
 import { OutboxMetrics } from "../src/events/relay-metrics.js";
 import { Metrics } from "../src/ops/metrics.js";
 import { listenFailure, runEntry, StartupError } from "../src/ops/startup-errors.js";
-import { stopTracing } from "../src/ops/tracing.js";
+import { reportTraceExportFailures, stopTracing } from "../src/ops/tracing.js";
 
 let config: Config | undefined;
 
@@ -23,6 +23,7 @@ runEntry(
     const loaded = loadConfig();
     config = loaded;
     const logger = pino({ level: loaded.logLevel });
+    reportTraceExportFailures(logger);
     const nats = loaded.events.nats;
     if (nats === undefined) {
       throw new StartupError(
@@ -77,11 +78,12 @@ runEntry(
     logger.info({ nats: nats.url, stream: nats.stream }, "outbox relay running");
 
     const stop = async () => {
+      const stopBy = performance.now() + loaded.shutdownTimeoutMs;
       logger.info("stopping the outbox relay");
       server?.close();
       await relay.stop();
       await database.close();
-      await stopTracing();
+      await stopTracing(stopBy - performance.now());
       process.exit(0);
     };
     process.on("SIGTERM", () => void stop());

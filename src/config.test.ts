@@ -72,6 +72,41 @@ describe("loadConfig", () => {
   });
 });
 
+describe("the edge's limits", () => {
+  it("has its defaults here: keep-alive 65 s, a stalled answer 10 s, 1 MiB a session, 32 MiB in all", () => {
+    expect(loadConfig({}).edge).toEqual({
+      keepAliveTimeoutMs: 65_000,
+      writeStallMs: 10_000,
+      sessionUnsentMaxBytes: 1024 * 1024,
+      unsentMaxBytes: 32 * 1024 * 1024,
+    });
+  });
+
+  it("reads KEEP_ALIVE_TIMEOUT_MS and the HTTP/2 unsent limits, and refuses a total below one session's", () => {
+    const edge = loadConfig({
+      KEEP_ALIVE_TIMEOUT_MS: "620000",
+      HTTP2_WRITE_STALL_MS: "5000",
+      HTTP2_SESSION_UNSENT_MAX_BYTES: "2097152",
+      HTTP2_UNSENT_MAX_BYTES: "67108864",
+    }).edge;
+    expect(edge).toEqual({
+      keepAliveTimeoutMs: 620_000,
+      writeStallMs: 5000,
+      sessionUnsentMaxBytes: 2 * 1024 * 1024,
+      unsentMaxBytes: 64 * 1024 * 1024,
+    });
+    expect(() =>
+      loadConfig({
+        HTTP2_SESSION_UNSENT_MAX_BYTES: "8388608",
+        HTTP2_UNSENT_MAX_BYTES: "4194304",
+      }),
+    ).toThrow(/^HTTP2_UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES/);
+    expect(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: "soon" })).toThrow(
+      /^KEEP_ALIVE_TIMEOUT_MS must be an integer/,
+    );
+  });
+});
+
 describe("every refusal names its variable and what it must be", () => {
   it.each([
     [{ PORT: "http" }, /^PORT must be an integer from 0 to 65535, got "http"$/],

@@ -72,6 +72,38 @@ export interface Config {
   events: EventsConfig;
   /** OpenTelemetry tracing (ops/tracing.ts); undefined: off, no SDK loaded. */
   tracing?: TracingConfig;
+  /** What one connection may hold of the port, the memory and the CPU (src/edge/). */
+  edge: EdgeConfig;
+}
+
+/**
+ * The edge's limits on what a connection may hold (src/edge/), each named
+ * after its variable. Defaults here only: `edgeConfig({})` gives them.
+ */
+export interface EdgeConfig {
+  /**
+   * KEEP_ALIVE_TIMEOUT_MS: an idle HTTP/1.1 keep-alive connection is closed
+   * after this long. Set it above the idle timeout of any load balancer or
+   * proxy in front (AWS ALB 60 s, nginx 60 s), so the proxy closes first and
+   * never sends a request on a connection the service is closing.
+   */
+  keepAliveTimeoutMs: number;
+  /**
+   * HTTP2_WRITE_STALL_MS: an HTTP/2 answer whose unsent bytes make no
+   * progress (the client's window at 0) for this long is reset and freed;
+   * a session none of whose answers move for this long is destroyed.
+   */
+  writeStallMs: number;
+  /**
+   * HTTP2_SESSION_UNSENT_MAX_BYTES: what one HTTP/2 session may hold unsent;
+   * while over it, its new streams are refused (REFUSED_STREAM, no work done).
+   */
+  sessionUnsentMaxBytes: number;
+  /**
+   * HTTP2_UNSENT_MAX_BYTES: what all HTTP/2 sessions together may hold
+   * unsent; beyond, the sessions holding the most without progress are destroyed.
+   */
+  unsentMaxBytes: number;
 }
 
 /**
@@ -232,6 +264,29 @@ export function loadConfig(env: Env = process.env): Config {
     practicePage: flag(env, "PRACTICE_PAGE", !production),
     rpcShortPath: flag(env, "RPC_SHORT_PATH", true),
     tracing: tracingConfig(env),
+    edge: edgeConfig(env),
+  };
+}
+
+/** The edge's limits (see `EdgeConfig`); `edgeConfig({})` gives the defaults. */
+export function edgeConfig(env: Env = process.env): EdgeConfig {
+  const mib = 1024 * 1024;
+  const sessionUnsentMaxBytes = integer(
+    env,
+    "HTTP2_SESSION_UNSENT_MAX_BYTES",
+    mib,
+    64 * 1024,
+    1024 * mib,
+  );
+  const unsentMaxBytes = integer(env, "HTTP2_UNSENT_MAX_BYTES", 32 * mib, mib, 16 * 1024 * mib);
+  if (unsentMaxBytes < sessionUnsentMaxBytes) {
+    throw new ConfigError("HTTP2_UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES");
+  }
+  return {
+    keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 65_000, 1000, 3_600_000),
+    writeStallMs: integer(env, "HTTP2_WRITE_STALL_MS", 10_000, 500, 600_000),
+    sessionUnsentMaxBytes,
+    unsentMaxBytes,
   };
 }
 

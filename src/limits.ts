@@ -77,8 +77,24 @@ export const HTTP2_SESSION_IDLE_MS = 72_000;
  * nghttp2's own reset limit (Node's `streamResetBurst` / `streamResetRate`,
  * default 1,000 and 33/s) ends a session with GOAWAY INTERNAL_ERROR within
  * one read, before the 'stream' events of that read reach the reset guard
- * (ops/http2-guard.ts). Set far above the guard's budget it stays a backstop,
+ * (edge/reset-guard.ts). Set far above the guard's limit it stays a backstop,
  * and the guard answers first, with the code that says why (ENHANCE_YOUR_CALM):
  * one 64 KiB read holds at most about 2,900 resets.
  */
 export const NGHTTP2_RESET_LIMIT = { streamResetBurst: 10_000, streamResetRate: 1_000 };
+
+/**
+ * Share of the connection cap above which each new connection closes the
+ * connection idle longest (edge/idle-connections.ts): silent, between
+ * requests, or an HTTP/2 session with no stream open.
+ */
+export const CLOSE_IDLE_ABOVE = 0.9;
+
+/**
+ * Connections the kernel queues for the port before it accepts them (Linux
+ * caps it at net.core.somaxconn, 4096 by default). Node's default, 511, is
+ * less than a flood keeps waiting while the port closes its idle
+ * connections to make room: beyond it, new callers' SYNs are dropped and
+ * they retry after 1 s, then 3 s.
+ */
+export const LISTEN_BACKLOG = 4096;

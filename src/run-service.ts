@@ -13,13 +13,13 @@ import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
 import { demoToken, localBase, practiceLinkLines, seedDemoCommand } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
+import { metricsListener } from "./edge/metrics-listener.js";
 import { servePort } from "./edge/one-port.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
-import { metricsServer } from "./ops/metrics-server.js";
 import {
   checkTlsFiles,
   databaseFailure,
@@ -30,7 +30,7 @@ import {
   StartupError,
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
-import { stopTracing, tracingStarted } from "./ops/tracing.js";
+import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -53,6 +53,7 @@ async function main() {
     redact: { paths: ["*.headers.authorization", "*.headers.cookie"], censor: "[redacted]" },
   });
   startupLogger = logger;
+  reportTraceExportFailures(logger);
   // Before anything waits: a stop during start-up is as clean as one while serving.
   const stop = stopOnSignals({
     logger,
@@ -153,7 +154,7 @@ async function main() {
     rpcShortPath: config.rpcShortPath,
     tracing: tracingStarted(),
   });
-  const port = servePort(app, { tls: config.tls });
+  const port = servePort(app, { tls: config.tls, edge: config.edge });
   try {
     await port.listen(config.port, config.host);
   } catch (err) {
@@ -164,7 +165,7 @@ async function main() {
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   // "listening" only once both ports are: a busy METRICS_PORT's line is then the last one.
-  const scrape = metricsServer(metrics);
+  const scrape = metricsListener(metrics, health);
   try {
     await new Promise<void>((resolve, reject) => {
       scrape.once("error", reject);
@@ -179,7 +180,7 @@ async function main() {
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
-  logger.info({ port: scrapePort }, "metrics listening (GET /metrics)");
+  logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
   // Events always go to the outbox; they leave it only when a relay runs.
   const { nats, relayInProcess } = config.events;
@@ -236,19 +237,23 @@ async function main() {
   // From here a stop drains (ops/stop-signals.ts).
   stop.serve({
     drain: async () => {
+      // The whole stop, the last spans' export included, within SHUTDOWN_TIMEOUT_MS.
+      const stopBy = performance.now() + config.shutdownTimeoutMs;
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
-      scrape.close();
-      scrape.closeAllConnections();
       // The relay stops while requests finish: what they write waits in the outbox.
       const relayStopped = relay?.stop();
       const cut = await port.close(config.shutdownTimeoutMs);
+      // Probes (on this listener) hear NOT_SERVING until the port is closed.
+      scrape.close();
+      scrape.closeAllConnections();
       await relayStopped;
       await database.close();
       await readDatabase?.close();
-      // The last spans (the drain's calls, the relay's last batch) go out before exit.
-      await stopTracing();
+      // The last spans (the drain's calls, the relay's last batch) go out
+      // before exit, in what is left of SHUTDOWN_TIMEOUT_MS.
+      await stopTracing(stopBy - performance.now());
       if (cut > 0) {
         // Calls were cut short: not a clean stop, whatever the signal.
         logger.error(

@@ -1,5 +1,9 @@
 import type { IncomingMessage } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import {
+  createServer as createHttp2Server,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+} from "node:http2";
 import type { DescService } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
@@ -24,7 +28,7 @@ import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/q
 import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
-import { type App, type AppServer, createAppServer } from "./app-server.js";
+import type { App, AppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
 import { defaultMaxQueuedPerUser } from "./config.js";
 import type { Db } from "./db/database.js";
@@ -32,6 +36,7 @@ import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { apiCalls, decorateCalls } from "./edge/api-calls.js";
 import { refuseLargeHttp2Head } from "./edge/head-refusals.js";
+import { http2ServerOptions } from "./edge/http2-settings.js";
 import {
   COMPRESS_MIN_BYTES,
   MAX_BODY_BYTES,
@@ -40,7 +45,7 @@ import {
 } from "./limits.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { registerCors } from "./ops/cors.js";
-import { failureLog } from "./ops/failure-log.js";
+import { failureLog, quietSecondAnswers } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
@@ -114,10 +119,13 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
     // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
-    serverFactory: (handler) => createAppServer(handler),
+    serverFactory: (handler) => createHttp2Server(http2ServerOptions(), handler),
     loggerInstance: deps.logger,
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // Fastify's lines about a second answer to a call the edge answered go at debug level.
+    childLoggerFactory: (logger, bindings, options) =>
+      quietSecondAnswers(logger.child(bindings, options)),
     bodyLimit: MAX_BODY_BYTES,
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.

@@ -118,12 +118,19 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
 }
 
 /**
- * Why a call whose response closed unfinished ended: an HTTP/2 reset read
- * as connect-node reads its code, else `canceled` (the connection closed).
+ * Why a call whose response closed unfinished ended: the client left,
+ * `canceled` whatever code its HTTP/2 reset carried. Node's
+ * `stream.destroy(err)` and connect-node's own deadline reset with
+ * INTERNAL_ERROR, which connect-node reads as `internal`: a fault of the
+ * client's side, never the service's, so never logged as one.
  */
 function clientLeft(res: ServerResponse | Http2ServerResponse): ConnectError {
   const code = "stream" in res ? res.stream.rstCode : undefined;
-  return (code === undefined ? undefined : resetError(code)) ?? errors.canceled();
+  if (code === undefined || code === h2.NGHTTP2_NO_ERROR) return errors.canceled();
+  return new ConnectError(
+    `the client reset the stream (${H2_CODE_NAMES[code] ?? `0x${code.toString(16)}`})`,
+    Code.Canceled,
+  );
 }
 
 /** HTTP/2's error codes (RFC 9113, section 7), by number. */
@@ -143,28 +150,3 @@ export const H2_CODE_NAMES = [
   "INADEQUATE_SECURITY",
   "HTTP_1_1_REQUIRED",
 ];
-
-/** connect-node's reading of an HTTP/2 reset code. */
-function resetError(code: number): ConnectError | undefined {
-  const error = (c: Code) =>
-    new ConnectError(
-      `http/2 stream closed with error code ${H2_CODE_NAMES[code]} (0x${code.toString(16)})`,
-      c,
-    );
-  switch (code) {
-    case h2.NGHTTP2_NO_ERROR:
-    case h2.NGHTTP2_STREAM_CLOSED:
-      return undefined;
-    case h2.NGHTTP2_REFUSED_STREAM:
-      return error(Code.Unavailable);
-    case h2.NGHTTP2_CANCEL:
-      return error(Code.Canceled);
-    case h2.NGHTTP2_ENHANCE_YOUR_CALM:
-      return error(Code.ResourceExhausted);
-    case h2.NGHTTP2_INADEQUATE_SECURITY:
-    case h2.NGHTTP2_HTTP_1_1_REQUIRED:
-      return error(Code.PermissionDenied);
-    default:
-      return error(Code.Internal);
-  }
-}

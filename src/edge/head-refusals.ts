@@ -1,10 +1,14 @@
 import type { Duplex } from "node:stream";
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { codeName } from "../app/codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { answerEarly } from "./early-answer.js";
 import { type Problem, problem } from "./problem-json.js";
+
+/** RPC routes never take the REST answer. */
+const sendNothing = () => undefined;
 
 /**
  * Refusals of a request head, before any route: problem+json like every
@@ -57,7 +61,8 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 
 /**
  * An HTTP/2 `onRequest` hook: Node does not enforce the SETTINGS_MAX_HEADER_LIST_SIZE
- * it advertises, so a larger header list gets 431 here (RFC 9113 §6.5.2).
+ * it advertises, so a larger header list gets 431 here (RFC 9113 §6.5.2);
+ * an RPC, its protocol's `resource_exhausted` (gRPC: trailers-only).
  */
 export async function refuseLargeHttp2Head(
   request: AppRequest,
@@ -70,6 +75,12 @@ export async function refuseLargeHttp2Head(
     size += (raw[i]?.length ?? 0) + (raw[i + 1]?.length ?? 0) + 32;
   }
   if (size <= MAX_HEADER_BYTES) return undefined;
+  // RPC callers get their protocol's answer (gRPC a trailers-only
+  // RESOURCE_EXHAUSTED): a bare 431 reaches a gRPC client as `unknown`.
+  if (request.routeOptions.config.rpc) {
+    answerEarly(request, reply, new ConnectError(TOO_LARGE, Code.ResourceExhausted), sendNothing);
+    return reply;
+  }
   const refusal = refusalOf("HPE_HEADER_OVERFLOW");
   recordOutcome(request, { code: refusal.code });
   return reply.code(refusal.status).type("application/problem+json").send(refusal);

@@ -5,25 +5,29 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import {
-  constants,
-  type Http2Session,
-  type IncomingHttpHeaders,
-  type ServerHttp2Stream,
-} from "node:http2";
+import type { Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import type { App, TlsFiles } from "../app-server.js";
+import { type EdgeConfig, edgeConfig } from "../config.js";
 import {
+  CLOSE_IDLE_ABOVE,
   DRAIN_IDLE_MS,
   FIRST_BYTES_TIMEOUT_MS,
+  LISTEN_BACKLOG,
   MAX_CONNECTIONS,
   MAX_HEADER_BYTES,
   REQUEST_HEAD_TIMEOUT_MS,
   REQUEST_READ_TIMEOUT_MS,
 } from "../limits.js";
-import { guardHttp2Session } from "../ops/http2-guard.js";
 import { answerClientError } from "./head-refusals.js";
+import { IdleConnections } from "./idle-connections.js";
+import { guardResets } from "./reset-guard.js";
+import { sessionTimers } from "./session-timers.js";
+import { guardBodyPieces, watchBodyPieces } from "./small-pieces.js";
+import { resetAfterTrailers } from "./trailers-reset.js";
+import { cutOffUnfinished } from "./unfinished-requests.js";
+import { UnsentBytes } from "./unsent-bytes.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
 const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n");
@@ -46,6 +50,8 @@ export interface OnePortOptions {
   tls?: TlsFiles;
   /** Connections held at once; beyond, a new one is closed as it comes. Default MAX_CONNECTIONS. */
   maxConnections?: number;
+  /** What a connection may hold (src/config.ts); default `edgeConfig({})`. */
+  edge?: EdgeConfig;
 }
 
 /**
@@ -56,13 +62,19 @@ export interface OnePortOptions {
  * TLS or not: the HTTP/2 preface to the app's HTTP/2 server (gRPC, Connect
  * over HTTP/2), anything else to an HTTP/1.1 server that routes into the
  * same app (REST, Connect, gRPC-Web). So the first-bytes, head and body
- * timeouts, the HTTP/2 guard and the drain hold alike over TLS and cleartext.
+ * timeouts, the HTTP/2 guards and the drain hold alike over TLS and cleartext.
+ * Near the connection cap, the connections idle longest are closed so that
+ * a new caller always gets in (edge/idle-connections.ts).
  *
  * The peek uses `once("readable")` + `read()` + `unshift()`: attaching a
  * 'data' listener would switch the socket to flowing mode and break HTTP/2.
  */
 export function servePort(app: App, options: OnePortOptions = {}): OnePortServer {
   const h2 = app.server;
+  const edge = options.edge ?? edgeConfig({});
+  const maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+  const idle = new IdleConnections();
+  const unsent = new UnsentBytes(edge);
   // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones; its
   // types know only the server the app was built on. This hand-over is the
   // one place that says otherwise, hence the cast.
@@ -84,13 +96,16 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     (req, res) => {
       const socket = req.socket;
       idleSince.delete(socket);
+      idle.busy(socket);
       // Every HTTP/1.1 answer of a drain says `Connection: close`, and Node
       // closes the connection after it.
       if (draining) res.shouldKeepAlive = false;
       else pending.add(res);
       res.once("close", () => {
         pending.delete(res);
-        if (!socket.destroyed) idleSince.set(socket, performance.now());
+        if (socket.destroyed) return;
+        idleSince.set(socket, performance.now());
+        idle.idle(socket);
       });
       // Answered before its body was all read (refused at the door, past its
       // deadline): the connection closes after the answer. Otherwise Node would
@@ -100,13 +115,20 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
         res.once("finish", () => {
           if (!req.complete) socket.destroySoon();
         });
+        // A body in a flood of tiny chunks: the connection goes, nothing is answered.
+        watchBodyPieces(req, () => socket.destroy());
       }
       routeHttp1(req, res);
     },
   );
+  h1.keepAliveTimeout = edge.keepAliveTimeoutMs;
   h1.on("connection", (socket: Socket) => {
     idleSince.set(socket, performance.now());
-    socket.once("close", () => idleSince.delete(socket));
+    idle.idle(socket);
+    socket.once("close", () => {
+      idleSince.delete(socket);
+      idle.busy(socket);
+    });
   });
   // This server never listens (the front server hands it sockets), and Node
   // tracks HTTP/1.1 connections only from "listening" on: without this,
@@ -118,13 +140,38 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   const sessions = new Set<Http2Session>();
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
-    guardHttp2Session(session);
-    session.once("close", () => sessions.delete(session));
+    sessionTimers(session);
+    guardResets(session);
+    guardBodyPieces(session);
+    unsent.watch(session);
+    // Idle while no stream is open: a candidate for closing near the cap.
+    let open = 0;
+    idle.idle(session);
+    session.on("stream", (stream) => {
+      open++;
+      idle.busy(session);
+      stream.once("close", () => {
+        open--;
+        if (open === 0 && !session.destroyed) idle.idle(session);
+      });
+    });
+    session.once("close", () => {
+      sessions.delete(session);
+      idle.busy(session);
+    });
   });
   h2.on("stream", cutOffUnfinished);
+  h2.on("stream", resetAfterTrailers);
 
-  const handOver = (socket: Socket) =>
-    route(socket, (http2) => (http2 ? h2 : h1).emit("connection", socket));
+  const handOver = (socket: Socket) => {
+    idle.idle(socket);
+    socket.once("close", () => idle.busy(socket));
+    route(socket, (http2) => {
+      // From here the HTTP/2 session stands for the connection.
+      if (http2) idle.busy(socket);
+      (http2 ? h2 : h1).emit("connection", socket);
+    });
+  };
   const tls = options.tls
     ? createTlsServer(
         {
@@ -134,7 +181,12 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
           // A client that never finishes its handshake is dropped as one that never speaks.
           handshakeTimeout: FIRST_BYTES_TIMEOUT_MS,
         },
-        (socket: TLSSocket) => handOver(socket),
+        (socket: TLSSocket) => {
+          // The TLS socket stands for the connection from here (TLSSocket's `_parent` is the raw one).
+          const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
+          if (raw) idle.busy(raw);
+          handOver(socket);
+        },
       )
     : undefined;
   tls?.on("tlsClientError", (_err, socket) => socket.destroy());
@@ -142,22 +194,31 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   const sockets = new Set<Socket>();
   // No Nagle delay on small writes: Node's HTTP/1.1 server asks for it as it
   // accepts a socket, which here the front server does (HTTP/2 sets its own).
+  // Above this many connections, each new one closes the one idle longest.
+  const pressure = Math.floor(maxConnections * CLOSE_IDLE_ABOVE);
   const server = createNetServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    if (tls) tls.emit("connection", socket);
-    else handOver(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      idle.busy(socket);
+    });
+    if (sockets.size > pressure) idle.closeOldest(sockets.size, pressure);
+    if (tls) {
+      // Until its handshake is done, a TLS connection is idle as itself.
+      idle.idle(socket);
+      tls.emit("connection", socket);
+    } else handOver(socket);
   });
 
   // A flood of connections is refused at once, before descriptors run out.
-  server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
+  server.maxConnections = maxConnections;
 
   return {
     server,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
-        server.listen(port, host, () => {
+        server.listen(port, host, LISTEN_BACKLOG, () => {
           server.off("error", reject);
           resolve();
         });
@@ -189,32 +250,6 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     },
   };
 }
-
-/**
- * An HTTP/2 request that has not ended (END_STREAM) within
- * REQUEST_READ_TIMEOUT_MS is reset (CANCEL): a slow or stalled sender
- * holds a stream of its connection's 100 for seconds, not forever.
- * Reflection is a conversation whose request stays open on purpose.
- */
-function cutOffUnfinished(
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  flags: number,
-): void {
-  // END_STREAM on the HEADERS: a request without a body, ended already.
-  if (flags & constants.NGHTTP2_FLAG_END_STREAM) return;
-  if (headers[":path"]?.startsWith(LONG_REQUESTS)) return;
-  const timer = setTimeout(() => {
-    if (!stream.readableEnded && !stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
-  }, REQUEST_READ_TIMEOUT_MS);
-  timer.unref();
-  const clear = () => clearTimeout(timer);
-  stream.once("end", clear);
-  stream.once("close", clear);
-}
-
-/** Paths whose requests last as long as the conversation (bidirectional streams). */
-const LONG_REQUESTS = "/grpc.reflection.";
 
 /**
  * Waits for a connection's first bytes (dropping it if none come within

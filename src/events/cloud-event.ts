@@ -11,6 +11,7 @@ import {
 } from "../../gen/practice/v1/events_pb.js";
 import type { OutboxEvent } from "../db/outbox-repository.js";
 import type { EventType, SessionEvent } from "../domain/events.js";
+import { traceFields } from "./trace-fields.js";
 
 /** The CloudEvents `source` of every event. */
 export const EVENT_SOURCE = "/practice-sessions";
@@ -57,11 +58,13 @@ export function outboxEvent(event: SessionEvent, newId: () => string = uuidv7): 
 
 /**
  * The active trace context (the call's span, when tracing is on) as the
- * configured propagators write it, JSON; undefined with tracing off, when
+ * configured propagators write it, its `traceparent` and `tracestate` only
+ * (trace-fields.ts), JSON; undefined with tracing off, when
  * OpenTelemetry's no-op propagator writes nothing.
  */
 function activeTraceContext(): string | undefined {
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
-  return carrier.traceparent === undefined ? undefined : JSON.stringify(carrier);
+  const fields = traceFields(carrier);
+  return fields === undefined ? undefined : JSON.stringify(fields);
 }

@@ -8,6 +8,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { OutboxRow } from "../db/outbox-repository.js";
+import { traceFields } from "./trace-fields.js";
 
 const tracer = trace.getTracer("practice-sessions");
 
@@ -50,8 +51,9 @@ export function startPublish(row: OutboxRow, subject: string): TracedPublish {
   );
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(parent, span), carrier);
-  const fields = carrier.traceparent !== undefined ? carrier : stored;
-  if (fields?.traceparent === undefined) return { body: row.body, headers: undefined, span };
+  // Only traceparent and tracestate go on (trace-fields.ts), whatever a stored row holds.
+  const fields = traceFields(carrier) ?? (stored && traceFields(stored));
+  if (fields === undefined) return { body: row.body, headers: undefined, span };
   const headers = natsHeaders();
   for (const [name, value] of Object.entries(fields)) headers.set(name, value);
   return { body: withTraceExtension(row.body, fields), headers, span };

@@ -1,4 +1,5 @@
 import { ConnectError } from "@connectrpc/connect";
+import { codeHttpStatus } from "../app/codes.js";
 import { LogBudget } from "./log-budget.js";
 
 /** Warnings about shed load and client errors written per second at most (with a burst of as many). */
@@ -38,4 +39,46 @@ export function failureLog(): LogFailure {
     const reason = connectErr?.rawMessage ?? (err instanceof Error ? err.message : String(err));
     log.warn({ status, reason, cause, suppressed }, "request failed");
   };
+}
+
+/** What Fastify writes when a reply is sent twice: a warn line with the error's stack. */
+const ALREADY_SENT = "FST_ERR_REP_ALREADY_SENT";
+/** What Fastify writes when a handler fails after its reply was sent: an error line with a stack. */
+const FAILED_AFTER_SENT = "Promise errored, but reply.sent = true was set";
+
+/**
+ * A request's logger (Fastify's `childLoggerFactory`) on which Fastify's
+ * lines about a second answer go at debug level: a call answered by the
+ * edge (its deadline passed while its body still came, its client left)
+ * whose handler then answers or fails too. The first answer is the call's,
+ * with its request line; the second reaches nobody. A failure after the
+ * answer that is a fault of ours (5xx other than a deadline or shed load)
+ * stays an error.
+ */
+export function quietSecondAnswers<L extends FailureLogger & { debug(...args: unknown[]): void }>(
+  child: L,
+): L {
+  const warn = child.warn;
+  const error = child.error;
+  child.warn = function (this: L, fields: object, ...rest: unknown[]) {
+    const err = (fields as { err?: { code?: string } } | undefined)?.err;
+    if (err?.code === ALREADY_SENT) return this.debug(fields, ...rest);
+    return (warn as (...args: unknown[]) => void).call(this, fields, ...rest);
+  } as L["warn"];
+  child.error = function (this: L, fields: object, ...rest: unknown[]) {
+    const err = (fields as { err?: unknown } | undefined)?.err;
+    if (rest[0] === FAILED_AFTER_SENT && !faultOfOurs(err)) return this.debug(fields, ...rest);
+    return (error as (...args: unknown[]) => void).call(this, fields, ...rest);
+  } as L["error"];
+  return child;
+}
+
+/** A failure that is ours: not the client's doing, a deadline or shed load. */
+function faultOfOurs(err: unknown): boolean {
+  if (err instanceof ConnectError) {
+    const status = codeHttpStatus(err.code);
+    return status >= 500 && !LOAD_STATUSES.has(status);
+  }
+  const status = (err as { statusCode?: number } | undefined)?.statusCode;
+  return status === undefined || (status >= 500 && !LOAD_STATUSES.has(status));
 }

@@ -39,9 +39,10 @@ export function recordOutcome(
 }
 
 /**
- * The request's Connect code: what the handler or the error mapping said,
- * else "canceled" if the response never ended (the client reset the stream
- * or closed the connection: a cancelled gRPC stream ends no interceptor),
+ * The request's Connect code: "canceled" if the response never ended, or
+ * if the call failed and the client had reset the stream or closed the
+ * connection (a cancelled gRPC stream ends no interceptor; an error written
+ * after a reset answers nobody), else what the handler or the error mapping said,
  * else what the HTTP status tells. A gRPC call answered 200 that never
  * reached an interceptor failed in the protocol layer with a status only
  * the trailers know: "unknown".
@@ -51,12 +52,29 @@ export function outcomeOf(
   reply: AppReply,
   transport: Transport,
 ): { code: string; user: string | undefined } {
-  const gone = request.resultCode === "" && !reply.raw.writableEnded;
+  const gone =
+    (request.resultCode === "" && !reply.raw.writableEnded) ||
+    (request.resultCode !== "ok" && clientLeft(request));
   return {
     code: gone ? "canceled" : outcomeCode(request.resultCode, reply.statusCode, transport),
     user: request.userId || undefined,
   };
 }
+
+/**
+ * Whether the client reset the request's HTTP/2 stream (any code but
+ * NO_ERROR, which ends a stream answered early) or closed its HTTP/1.1
+ * connection before the request was read: whatever was answered after that
+ * (an error about a body cut short, a status) answered nobody.
+ */
+function clientLeft(request: AppRequest): boolean {
+  const raw = request.raw as { aborted?: boolean; stream?: { rstCode?: number } };
+  const reset = raw.stream?.rstCode;
+  return raw.aborted === true || (reset !== undefined && reset !== H2_NO_ERROR);
+}
+
+/** RST_STREAM NO_ERROR (RFC 9113 §7). */
+const H2_NO_ERROR = 0;
 
 /**
  * The Connect code from what is known: `resultCode` if the call or the

@@ -116,6 +116,14 @@ const ALWAYS_LOGGED = new Set(["ok", "internal", "unknown", "data_loss"]);
 const REFUSED_LINES_PER_SECOND = 100;
 
 /**
+ * Lines a second, at most, of calls the client left (reset, closed, past
+ * its own deadline): as cheap for a client to make as a refusal, and as
+ * common as its users' cancellations; the warn budget operations.md
+ * promises for them.
+ */
+const CANCELED_LINES_PER_SECOND = 5;
+
+/**
  * One JSON line per request when it ends (id, user, transport, procedure,
  * code, status, duration; never headers or bodies, so no token) and its
  * metrics sample, written by the Fastify hooks (`observeRequests`) for every
@@ -125,6 +133,7 @@ const REFUSED_LINES_PER_SECOND = 100;
  */
 export class RequestLog {
   readonly #refused = new LogBudget(REFUSED_LINES_PER_SECOND);
+  readonly #canceled = new LogBudget(CANCELED_LINES_PER_SECOND);
 
   constructor(
     /** Where lines go when no logger is given (a Fastify request brings its own, with its id). */
@@ -139,7 +148,7 @@ export class RequestLog {
     if (log.isLevelEnabled?.(level) === false) return;
     let suppressed: number | undefined;
     if (!ALWAYS_LOGGED.has(call.code)) {
-      suppressed = this.#refused.take();
+      suppressed = (call.code === "canceled" ? this.#canceled : this.#refused).take();
       if (suppressed === undefined) return;
     }
     log[level](

@@ -1,5 +1,5 @@
 import { register } from "node:module";
-import { trace } from "@opentelemetry/api";
+import { DiagLogLevel, diag, trace } from "@opentelemetry/api";
 import { enableUseCaseSpans } from "../app/use-case-span.js";
 import type { TracingConfig } from "../config.js";
 
@@ -54,6 +54,12 @@ export async function startTracing(config: TracingConfig): Promise<void> {
     metricReaders: [],
     logRecordProcessors: [],
   });
+  // The SDK reports a failed export through OpenTelemetry's diagnostic
+  // logger, once per batch: here it becomes one line per change of state.
+  diag.setLogger(
+    { error: exportFailed, warn: ignore, info: ignore, debug: ignore, verbose: ignore },
+    DiagLogLevel.ERROR,
+  );
   sdk.start();
   enableUseCaseSpans();
   stop = () => sdk.shutdown();
@@ -129,14 +135,63 @@ function maskLiterals(query: string): string {
   return text;
 }
 
+function ignore(): void {}
+
+/** No failure for this long: exports are taken to work again, and the next failure is said again. */
+const FAILING_QUIET_MS = 60_000;
+
+/** Where export failures are said; until the service's logger is given, they are counted. */
+let failureLog: { warn(fields: object, msg: string): void } | undefined;
+let failingSince: number | undefined;
+let lastFailure = 0;
+let failures = 0;
+
+/**
+ * One warn line when exports start failing (a collector that does not
+ * answer fails every batch, every few seconds): the rest are counted, and
+ * said with the next line once exports have not failed for FAILING_QUIET_MS.
+ */
+function exportFailed(message: string): void {
+  const now = performance.now();
+  if (failingSince !== undefined && now - lastFailure >= FAILING_QUIET_MS) failingSince = undefined;
+  lastFailure = now;
+  failures++;
+  if (failingSince !== undefined || failureLog === undefined) return;
+  failingSince = now;
+  failureLog.warn(
+    { reason: message.split("\n", 1)[0], failures },
+    "trace export failing: spans are dropped until the collector answers",
+  );
+  failures = 0;
+}
+
+/** Says trace export failures in `logger` (ops/tracing.ts counts them until then). */
+export function reportTraceExportFailures(logger: {
+  warn(fields: object, msg: string): void;
+}): void {
+  failureLog = logger;
+}
+
 /** Whether `startTracing` has run in this process. */
 export function tracingStarted(): boolean {
   return stop !== undefined;
 }
 
-/** Exports what is still buffered and stops the SDK (at shutdown); nothing when off. */
-export async function stopTracing(): Promise<void> {
+/**
+ * Exports what is still buffered and stops the SDK (at shutdown), for
+ * `withinMs` at most: a collector that does not answer would hold the stop
+ * for the exporter's own timeout (10 s by default) and more. Nothing when off.
+ */
+export async function stopTracing(withinMs: number): Promise<void> {
   const done = stop;
   stop = undefined;
-  await done?.().catch(() => {});
+  if (done === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    done().catch(() => {}),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, withinMs));
+    }),
+  ]);
+  clearTimeout(timer);
 }

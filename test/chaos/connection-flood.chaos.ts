@@ -115,27 +115,28 @@ describe("the connection cap", () => {
     await svc?.close();
   });
 
-  it("refuses a connection beyond the cap at once, and serves again once the holders are dropped", async () => {
+  it("near the cap, each new connection closes the one idle longest: the newest are held and a caller gets in at once", async () => {
     const port = Number(new URL(svc.baseUrl).port);
     const held = await flood(port, 200);
     await sleep(200);
-    const t0 = performance.now();
     const beyond = await flood(port, 50);
-    const refusedAfter = await Promise.race([
-      Promise.all(beyond.map((c) => c.closed)),
-      sleep(2000).then(() => undefined),
-    ]);
-    const heldOpen = held.filter((c) => !c.socket.destroyed).length;
+    await sleep(200);
+    const t0 = performance.now();
+    const health = await fetch(`${svc.baseUrl}/healthz`);
+    const healthMs = performance.now() - t0;
+    const all = [...held, ...beyond];
+    const open = all.map((c) => !c.socket.destroyed);
+    const firstOpen = open.indexOf(true);
     reportFigures("connection cap 200", {
-      heldOpen,
-      beyondClosedAfterMs: refusedAfter && Math.round(Math.max(...refusedAfter)),
-      wallMs: Math.round(performance.now() - t0),
+      open: open.filter(Boolean).length,
+      closedOldestFirst: firstOpen,
+      healthz: health.status,
+      healthzMs: Math.round(healthMs),
     });
-    // Beyond the cap: closed at once (bounded, not a speed target), while the 200 are held.
-    expect(refusedAfter).toBeDefined();
-    expect(heldOpen).toBe(200);
-    // Once the holders pass their first-bytes limit, the port serves again.
-    await Promise.all(held.map((c) => c.closed));
-    expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+    expect(health.status).toBe(200);
+    // 90% of the cap (180) held at most: the oldest closed, the newest kept.
+    expect(open.filter(Boolean).length).toBeLessThanOrEqual(180);
+    expect(open.slice(firstOpen).every(Boolean)).toBe(true);
+    for (const c of all) c.socket.destroy();
   }, 60_000);
 });

@@ -1,6 +1,10 @@
 import { context, propagation, SpanKind, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import {
+  CompositePropagator,
+  W3CBaggagePropagator,
+  W3CTraceContextPropagator,
+} from "@opentelemetry/core";
 import {
   AlwaysOnSampler,
   InMemorySpanExporter,
@@ -120,6 +124,66 @@ describe("tracing in process", () => {
       .executeTakeFirstOrThrow();
     const stored = JSON.parse(row.trace_context ?? "{}") as { traceparent: string };
     expect(stored.traceparent).toBe(`00-${TRACE_ID}-${useCase?.spanContext().spanId}-01`);
+  });
+
+  it("only traceparent and tracestate (within W3C's 32 members and 512 characters) go into the event row, never the caller's baggage", async () => {
+    // The SDK's default propagators, baggage among them (a global is set once: disable first).
+    propagation.disable();
+    propagation.setGlobalPropagator(
+      new CompositePropagator({
+        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+      }),
+    );
+    try {
+      const fresh = await insertQuiz(database.db, { questions: 1 });
+      const tracestate = Array.from({ length: 40 }, (_, i) => `v${i}=${"x".repeat(20)}`).join(",");
+      const res = await call("POST", `/quizzes/${fresh.quizId}/sessions`, {
+        traceparent,
+        tracestate,
+        // 7 KB in two entries: within what the baggage propagator passes on (4 KB an entry, 8 KB in all).
+        // 7 KB in two entries: within what the baggage propagator passes on (4 KB an entry, 8 KB in all).
+        baggage: `a=${"b".repeat(3500)},c=${"d".repeat(3500)}`,
+      });
+      expect(res.statusCode).toBe(201);
+      const row = await database.db
+        .selectFrom("practice_outbox")
+        .select("trace_context")
+        .where("session_id", "=", String(res.json().id))
+        .executeTakeFirstOrThrow();
+      const stored = JSON.parse(row.trace_context ?? "{}") as Record<string, string>;
+      expect(Object.keys(stored).sort()).toEqual(["traceparent", "tracestate"]);
+      expect(stored.tracestate?.length).toBeLessThanOrEqual(512);
+      expect(stored.tracestate?.split(",").length).toBeLessThanOrEqual(32);
+      expect(stored.tracestate?.startsWith("v0=")).toBe(true);
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
+  });
+
+  it("the relay passes on no baggage a stored row holds", () => {
+    propagation.disable();
+    propagation.setGlobalPropagator(
+      new CompositePropagator({
+        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+      }),
+    );
+    const row = {
+      seq: 1,
+      eventId: "e2",
+      type: "practice.session.started",
+      sessionId: "s2",
+      createdAt: new Date(),
+      body: JSON.stringify({ specversion: "1.0", id: "e2" }),
+      traceContext: JSON.stringify({ traceparent, baggage: "user=secret" }),
+    };
+    const publish = startPublish(row, "practice.session.started");
+    publish.span.end();
+    propagation.disable();
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    expect(publish.headers?.get("baggage")).toBe("");
+    expect(publish.headers?.get("traceparent")).toContain(TRACE_ID);
+    expect(JSON.parse(publish.body)).not.toHaveProperty("baggage");
   });
 
   it.skipIf(testStore() !== "sqlite")(

@@ -246,14 +246,15 @@ describe("GetQuiz in the metrics", () => {
 
 // Last: its requests would count in the log tests above.
 describe("the metrics listener", () => {
-  it("serves /metrics only on its own listener: the public port answers 404 problem+json", async () => {
+  it("serves /metrics only on its own listener (with the probes, nothing else): the public port answers 404 problem+json", async () => {
     for (const path of ["/metrics", "/api/metrics"]) {
       const res = await fetch(`${svc.baseUrl}${path}`);
       expect(res.status).toBe(404);
       expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     }
     expect((await fetch(`${svc.metricsUrl}/metrics`)).status).toBe(200);
-    expect((await fetch(`${svc.metricsUrl}/readyz`)).status).toBe(404);
+    expect((await fetch(`${svc.metricsUrl}/readyz`)).status).toBe(200);
+    expect((await fetch(`${svc.metricsUrl}/quizzes`)).status).toBe(404);
   });
 });
 

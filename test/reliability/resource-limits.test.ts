@@ -102,6 +102,28 @@ describe("oversized headers", () => {
       // past the 16 KiB it advertises; beyond, HTTP/2 refuses the stream itself.
       const medium = await request({ "x-pad": "p".repeat(30 * 1024) });
       expect(medium.status).toBe(431);
+      // A gRPC call gets a grpc-status it can read: trailers-only RESOURCE_EXHAUSTED.
+      // On a connection of its own: Node's client sends an oversized head only
+      // before it has the server's SETTINGS.
+      const grpcSession = connectHttp2(svc.baseUrl);
+      const grpcHead = await new Promise<Record<string, unknown>>((resolve) => {
+        const stream = grpcSession.request({
+          ":method": "POST",
+          ":path": "/practice.v1.PracticeSessionService/ListSessions",
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: `Bearer ${token}`,
+          "x-pad": "p".repeat(30 * 1024),
+        });
+        stream.on("error", () => {});
+        stream.on("response", (h) => resolve(h));
+        stream.on("close", () => resolve({}));
+        stream.resume();
+        stream.end(Buffer.from([0, 0, 0, 0, 0]));
+      });
+      grpcSession.destroy();
+      expect(grpcHead[":status"]).toBe(200);
+      expect(grpcHead["grpc-status"]).toBe(String(Code.ResourceExhausted));
       const big = await request({ "x-pad": "p".repeat(100 * 1024) });
       reportFigures("HTTP/2 30 KiB and 100 KiB headers", { medium, big });
       expect(big.error).toMatch(/REFUSED_STREAM/);

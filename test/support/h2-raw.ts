@@ -4,7 +4,7 @@ import {
   connect,
   constants as h2,
 } from "node:http2";
-import { connect as netConnect } from "node:net";
+import { type Socket as NetSocket, connect as netConnect } from "node:net";
 
 /**
  * A bare node:http2 client for attacks the friendly clients never make:
@@ -90,7 +90,7 @@ export const WATCH_PATH = "/grpc.health.v1.Health/Watch";
 export const EMPTY_MESSAGE = grpcFrame(new Uint8Array());
 
 /** One HTTP/2 frame: its 9-byte header, then `payload`. */
-function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
+export function h2Frame(type: number, flags: number, streamId: number, payload: Buffer): Buffer {
   const header = Buffer.alloc(9);
   header.writeUIntBE(payload.length, 0, 3);
   header[3] = type;
@@ -138,4 +138,75 @@ export async function rawResetFlood(port: number, streams: number, ms = 10_000):
   clearTimeout(timer);
   socket.destroy();
   return goaways;
+}
+
+/** The client preface and an empty SETTINGS frame: what an HTTP/2 connection sends first. */
+export const CLIENT_PREFACE = Buffer.concat([
+  Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+  h2Frame(4, 0, 0, Buffer.alloc(0)),
+]);
+
+/**
+ * An HPACK header block of literal fields without indexing (no Huffman):
+ * enough for a raw client to send any request head.
+ */
+export function headerBlock(headers: [string, string][]): Buffer {
+  const parts: Buffer[] = [];
+  const length = (n: number) => {
+    // Lengths under 127 in one byte; a 7-bit prefix integer beyond (RFC 7541 §5.1).
+    if (n < 127) return Buffer.from([n]);
+    const bytes = [127];
+    let rest = n - 127;
+    while (rest >= 128) {
+      bytes.push((rest % 128) + 128);
+      rest = Math.floor(rest / 128);
+    }
+    bytes.push(rest);
+    return Buffer.from(bytes);
+  };
+  for (const [name, value] of headers) {
+    parts.push(Buffer.from([0]), length(name.length), Buffer.from(name));
+    parts.push(length(Buffer.byteLength(value)), Buffer.from(value));
+  }
+  return Buffer.concat(parts);
+}
+
+/** A frame the server sent: its type, flags, stream and payload. */
+export interface Frame {
+  type: number;
+  flags: number;
+  streamId: number;
+  payload: Buffer;
+}
+
+/**
+ * A raw HTTP/2 connection to 127.0.0.1:`port`, its preface sent: `frames`
+ * collects what the server sends, `closed` resolves when it closes.
+ */
+export function rawH2(port: number): {
+  socket: NetSocket;
+  frames: Frame[];
+  closed: Promise<void>;
+} {
+  const socket = netConnect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  const frames: Frame[] = [];
+  let pending = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 9) {
+      const length = pending.readUIntBE(0, 3);
+      if (pending.length < 9 + length) break;
+      frames.push({
+        type: pending[3] ?? 0,
+        flags: pending[4] ?? 0,
+        streamId: pending.readUInt32BE(5) & 0x7fffffff,
+        payload: pending.subarray(9, 9 + length),
+      });
+      pending = pending.subarray(9 + length);
+    }
+  });
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.write(CLIENT_PREFACE);
+  return { socket, frames, closed };
 }

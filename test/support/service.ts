@@ -10,11 +10,11 @@ import type { JwtConfig } from "../../src/config.js";
 import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
-import { servePort } from "../../src/edge/one-port.js";
+import { metricsListener } from "../../src/edge/metrics-listener.js";
+import { type OnePortOptions, servePort } from "../../src/edge/one-port.js";
 import { type Admission, admissionLimits } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { Metrics } from "../../src/ops/metrics.js";
-import { metricsServer } from "../../src/ops/metrics-server.js";
 import type { StreamLimits } from "../../src/rpc/stream-limits.js";
 import { buildServer } from "../../src/server.js";
 import type { PracticePageFiles } from "../../src/web/practice-page.js";
@@ -84,6 +84,8 @@ export interface TestServiceOptions {
   streamLimits?: StreamLimits;
   /** Admission control (default: the service's, for a pool of 10). */
   admission?: Admission;
+  /** The edge's limits (src/config.ts `edgeConfig`); default the service's. */
+  edge?: OnePortOptions["edge"];
   /** Connections the port holds at once (one-port.ts); default the service's. */
   maxConnections?: number;
   /** Statement time limit of the proxied pool (default: the service's). */
@@ -134,11 +136,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     admission: options.admission,
     practicePage: options.practicePage,
   });
-  const port = servePort(app, { maxConnections: options.maxConnections });
+  const port = servePort(app, { maxConnections: options.maxConnections, edge: options.edge });
   await port.listen(0, "127.0.0.1");
   const { port: portNumber } = port.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${portNumber}`;
-  const scrape = metricsServer(metrics);
+  const scrape = metricsListener(metrics, health);
   await new Promise<void>((resolve) => scrape.listen(0, "127.0.0.1", resolve));
   const metricsUrl = `http://127.0.0.1:${(scrape.address() as AddressInfo).port}`;
   const token = (sub: string) =>

@@ -1,0 +1,174 @@
+import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+
+/** How often the unsent bytes of every HTTP/2 answer are looked at. */
+const SWEEP_MS = 250;
+
+/**
+ * Fastify writes an HTTP/2 answer in pieces of this size, each once the
+ * last has gone ('drain'), keeping the rest in its own buffer: what it
+ * still holds is the declared length less the pieces drained.
+ */
+const FASTIFY_PIECE_BYTES = 64 * 1024;
+
+/**
+ * A session over its unsent budget whose answers have not moved for this
+ * long takes no new call (nor do those under it stalled for a quarter of
+ * the stall limit): its client is not reading now, and another answer would
+ * only wait with the others. A client that reads moves a piece at a time
+ * and is never refused.
+ */
+const STALLED_REFUSES_AFTER_MS = 250;
+
+/** The limits on unsent HTTP/2 bytes (EdgeConfig's, src/config.ts). */
+export interface UnsentLimits {
+  /** An answer, or a whole session, whose unsent bytes do not move for this long is dropped. */
+  writeStallMs: number;
+  /** What one session may hold unsent; over it, its new streams are refused. */
+  sessionUnsentMaxBytes: number;
+  /** What all sessions together may hold unsent; beyond, the largest stalled ones go. */
+  unsentMaxBytes: number;
+}
+
+interface StreamWatch {
+  /** Unsent bytes at the last look. */
+  unsent: number;
+  /** When its unsent bytes last went down (or it had none). */
+  movedAt: number;
+  /** Bytes that went out in pieces a writer waited for ('drain'). */
+  drained: number;
+}
+
+interface SessionWatch {
+  streams: Map<ServerHttp2Stream, StreamWatch>;
+  unsent: number;
+  movedAt: number;
+  /** Over its budget or stalled at the last look: it takes no new call. */
+  refusing: boolean;
+  /** Whether any of its answers went out since the last look ('drain' or fewer bytes). */
+  moved: boolean;
+}
+
+/**
+ * Bounds what HTTP/2 answers hold in memory while a client does not read
+ * them. An answer is written whole; what the client's flow-control window
+ * does not let out waits in its stream. Every SWEEP_MS:
+ * - an answer whose unsent bytes have not gone down for `writeStallMs`
+ *   (its window at 0) is reset (RST_STREAM CANCEL) and its bytes freed;
+ * - a session holding unsent bytes none of which moved for `writeStallMs`
+ *   is destroyed: not closed politely, which would wait for answers that
+ *   can never finish;
+ * - with more than `unsentMaxBytes` unsent in all, the sessions holding the
+ *   most that did not move since the last look are destroyed, largest first
+ *   (Envoy's overload action reset_high_memory_stream).
+ * And a session holding `sessionUnsentMaxBytes` or more that has not moved
+ * them for STALLED_REFUSES_AFTER_MS (or any for a quarter of
+ * `writeStallMs`) gets its new streams, and those whose answer has not
+ * begun, refused (REFUSED_STREAM:
+ * nothing answered, safe to retry; their calls stop as any call whose
+ * client left), as Envoy stops reading a connection over its buffer limit.
+ */
+export class UnsentBytes {
+  readonly #sessions = new Map<Http2Session, SessionWatch>();
+  #sweep: NodeJS.Timeout | undefined;
+
+  constructor(private readonly limits: UnsentLimits) {}
+
+  /** Watches `session`'s answers until it closes. */
+  watch(session: Http2Session): void {
+    const watch: SessionWatch = {
+      streams: new Map(),
+      unsent: 0,
+      movedAt: performance.now(),
+      moved: false,
+      refusing: false,
+    };
+    this.#sessions.set(session, watch);
+    session.on("stream", (stream: ServerHttp2Stream) => {
+      if (watch.refusing) {
+        stream.close(constants.NGHTTP2_REFUSED_STREAM);
+        return;
+      }
+      const w: StreamWatch = { unsent: 0, movedAt: performance.now(), drained: 0 };
+      watch.streams.set(stream, w);
+      // A piece went out: progress, whatever the next piece's size.
+      stream.on("drain", () => {
+        w.drained += FASTIFY_PIECE_BYTES;
+        w.movedAt = performance.now();
+        watch.moved = true;
+      });
+      stream.once("close", () => watch.streams.delete(stream));
+    });
+    session.once("close", () => {
+      this.#sessions.delete(session);
+      if (this.#sessions.size === 0) this.#stop();
+    });
+    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+  }
+
+  /** Looks at every answer's unsent bytes once (every SWEEP_MS; tests may call it). */
+  sweep(now = performance.now()): void {
+    const { writeStallMs, unsentMaxBytes } = this.limits;
+    let total = 0;
+    for (const [session, watch] of this.#sessions) {
+      let unsent = 0;
+      for (const [stream, w] of watch.streams) {
+        const n = unsentOf(stream, w.drained);
+        if (n < w.unsent) watch.moved = true;
+        // New bytes start the clock as well: it counts from when they were written.
+        if (n === 0 || n !== w.unsent) w.movedAt = now;
+        w.unsent = n;
+        unsent += n;
+      }
+      watch.unsent = unsent;
+      if (watch.moved || unsent === 0) watch.movedAt = now;
+      watch.moved = false;
+      if (unsent > 0 && now - watch.movedAt >= writeStallMs) {
+        session.destroy();
+        continue;
+      }
+      // Over its budget or stalled, the session's calls not yet answering are
+      // refused too: their answers would only wait with the others.
+      watch.refusing =
+        unsent > 0 &&
+        now - watch.movedAt >= STALLED_REFUSES_AFTER_MS &&
+        (unsent >= this.limits.sessionUnsentMaxBytes || now - watch.movedAt >= writeStallMs / 4);
+      for (const [stream, w] of watch.streams) {
+        if (watch.refusing && !stream.headersSent) {
+          stream.close(constants.NGHTTP2_REFUSED_STREAM);
+          continue;
+        }
+        if (w.unsent > 0 && now - w.movedAt >= writeStallMs) {
+          // RST_STREAM is not flow-controlled: it goes out, and the stream's bytes are freed.
+          stream.close(constants.NGHTTP2_CANCEL);
+          watch.unsent -= w.unsent;
+        }
+      }
+      total += watch.unsent;
+    }
+    if (total <= unsentMaxBytes) return;
+    const stalled = [...this.#sessions]
+      .filter(([session, w]) => w.movedAt < now && w.unsent > 0 && !session.destroyed)
+      .sort(([, a], [, b]) => b.unsent - a.unsent);
+    for (const [session, w] of stalled) {
+      if (total <= unsentMaxBytes) break;
+      total -= w.unsent;
+      session.destroy();
+    }
+  }
+
+  #stop(): void {
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
+  }
+}
+
+/**
+ * What `stream` holds unsent: what its writable side holds, or, while a
+ * writer still holds the rest of a declared length (Fastify's pieces), that
+ * length less what has drained. Nothing once all is written.
+ */
+function unsentOf(stream: ServerHttp2Stream, drained: number): number {
+  if (stream.writableFinished || stream.destroyed) return 0;
+  const declared = stream.headersSent ? Number(stream.sentHeaders["content-length"] ?? 0) : 0;
+  return Math.max(stream.writableLength, declared - drained);
+}
