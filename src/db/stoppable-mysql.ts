@@ -1,0 +1,187 @@
+import {
+  type CompiledQuery,
+  type Driver,
+  MysqlDialect,
+  type MysqlPoolConnection,
+  type QueryResult,
+} from "kysely";
+import type { Pool, PoolConnection } from "mysql2";
+import { endsTransaction, signalOf } from "./cancel.js";
+import type { StatementKiller } from "./kill-statement.js";
+import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { wrapConnections } from "./wrap-connections.js";
+
+export interface StoppableOptions {
+  timeoutMs: number;
+  killer: StatementKiller;
+  /** Told of each new connection's server, once it is ready. */
+  onSession?: (session: ServerSession) => void;
+}
+
+/**
+ * Kysely's MySQL dialect on `pool`: each new connection readied first
+ * (mysql-session.ts), values sent apart from the statement text (mysql2's
+ * `execute`, a server-side prepared statement), and each statement stopped
+ * as `stoppableConnection` says. Kysely sends a statement to its connection
+ * synchronously, so the signal of the statement being sent is handed over
+ * in `sending`.
+ */
+export class StoppableMysqlDialect extends MysqlDialect {
+  constructor(pool: Pool, options: StoppableOptions) {
+    const adapters = new WeakMap<PoolConnection, MysqlPoolConnection>();
+    const ready = (connection: PoolConnection, callback: (err: unknown, c?: never) => void) => {
+      prepareSession(connection, options.timeoutMs).then(
+        (session) => {
+          options.onSession?.(session);
+          const adapter = stoppableConnection(connection, session, options);
+          adapters.set(connection, adapter);
+          callback(null, adapter as never);
+        },
+        (err: unknown) => {
+          connection.destroy();
+          callback(err);
+        },
+      );
+    };
+    super({
+      pool: {
+        getConnection: (callback) =>
+          pool.getConnection((err, connection) => {
+            if (err) return callback(err, connection);
+            const adapter = adapters.get(connection);
+            if (adapter !== undefined) return callback(null, adapter as never);
+            ready(connection, callback as never);
+          }),
+        end: (callback) => pool.end(callback),
+      },
+    });
+  }
+
+  override createDriver(): Driver {
+    return wrapConnections(super.createDriver(), (connection) => ({
+      executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        sending = signalOf(query);
+        try {
+          return connection.executeQuery<R>(query);
+        } finally {
+          sending = undefined;
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    }));
+  }
+}
+
+/** The signal of the statement Kysely is sending now (see StoppableMysqlDialect). */
+let sending: AbortSignal | undefined;
+
+/**
+ * `connection` as Kysely uses it, its callback-style `query` ended early. When
+ * the call it runs for is stopped (its signal aborts: cancel.ts), with the
+ * signal's reason: the statement is stopped with `KILL QUERY`, sent only to
+ * the connection's own server (kill-statement.ts), and answered once it has
+ * returned and the KILL is done, so the connection goes back to its
+ * transaction's rollback and then to the pool, and no KILL can reach a later
+ * statement; a statement not yet sent is not sent. After `timeoutMs`, or if
+ * no KILL QUERY can reach the server, with a fatal error answered as
+ * `unavailable`: the connection is destroyed and its server session killed
+ * where a KILL can reach it, so its transaction rolls back and its locks go
+ * at once (mysql2's own `timeout` cannot be passed through Kysely).
+ */
+function stoppableConnection(
+  connection: PoolConnection,
+  session: ServerSession,
+  { timeoutMs, killer }: StoppableOptions,
+): MysqlPoolConnection {
+  const threadId = connection.threadId;
+  const kill = (statement: "KILL QUERY" | "KILL"): Promise<boolean> =>
+    session.killable && typeof threadId === "number"
+      ? killer.kill(session.server, `${statement} ${threadId}`)
+      : Promise.resolve(false);
+  // Once destroyed here, mysql2 never answers the commands queued on the
+  // connection (its rollback, say): they fail at once instead.
+  let destroyed: unknown;
+  const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
+    const signal = sending;
+    sending = undefined;
+    if (callback === undefined) return send(connection, sql, parameters);
+    if (destroyed !== undefined) {
+      process.nextTick(callback, destroyed);
+      return undefined;
+    }
+    const stoppable = signal !== undefined && !endsTransaction(sql);
+    if (stoppable && signal.aborted) {
+      process.nextTick(callback, signal.reason);
+      return undefined;
+    }
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      if (stoppable) signal.removeEventListener("abort", onAbort);
+      return true;
+    };
+    const cutOff = (err: unknown) => {
+      if (!settle()) return;
+      destroyed = Object.assign(new Error("the connection was closed: its statement was stopped"), {
+        code: "PROTOCOL_CONNECTION_LOST",
+        fatal: true,
+      });
+      connection.destroy();
+      kill("KILL").catch(() => {});
+      callback(err, undefined as never);
+    };
+    // Stopped: answered with the signal's reason once the statement has
+    // returned (`returned`) and the KILL QUERY is done (`killed`).
+    let returned = false;
+    let killed = false;
+    const stopped = () => {
+      if (returned && killed && settle()) callback(signal?.reason, undefined as never);
+    };
+    const onAbort = () => {
+      kill("KILL QUERY").then(
+        (done) => {
+          if (!done) return cutOff(signal?.reason);
+          killed = true;
+          stopped();
+        },
+        () => cutOff(signal?.reason),
+      );
+    };
+    const timer = setTimeout(() => {
+      cutOff(
+        Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
+          code: "PROTOCOL_SEQUENCE_TIMEOUT",
+          fatal: true,
+        }),
+      );
+    }, timeoutMs);
+    if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
+    send(connection, sql, parameters, (err, result) => {
+      if (stoppable && signal.aborted) {
+        returned = true;
+        return stopped();
+      }
+      if (settle()) callback(err, result as never);
+    });
+    return undefined;
+  };
+  return { query: query as MysqlPoolConnection["query"], release: () => connection.release() };
+}
+
+type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
+
+/**
+ * A statement with values as a server-side prepared statement (the values
+ * never in its text); one without values as text, in one round trip.
+ */
+function send(
+  connection: PoolConnection,
+  sql: string,
+  parameters: readonly unknown[],
+  callback?: (err: unknown, result: unknown) => void,
+) {
+  if (parameters.length === 0) return connection.query(sql, callback as never);
+  return connection.execute(sql as never, parameters as never, callback as never);
+}
