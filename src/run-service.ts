@@ -145,6 +145,7 @@ async function main() {
     reads,
     health,
     corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
     authenticator: createAuthenticator(jwt, systemClock),
