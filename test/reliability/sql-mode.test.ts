@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inlineValues } from "../../src/db/inline-values.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -64,6 +65,35 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
     if (savedUrl === undefined) delete process.env.TEST_DATABASE_URL;
     else process.env.TEST_DATABASE_URL = savedUrl;
     await stopServers?.();
+  });
+
+  it("inline literals (an answer's joined writes) read back as the values in every sql_mode, without the service's own", async () => {
+    const values = [...ANSWERS, "", -5, 0.1, 1.5e300, 12345678901234567890n, true, false, null];
+    const time = new Date(Date.UTC(2026, 10, 27, 23, 59, 58, 123));
+    const text = `SELECT ${values.map((_, i) => `? AS v${i}`).join(", ")}, CAST(? AS DATETIME(3)) AS t /* ? */ -- ?\n`;
+    const c = await createConnection({
+      uri: serverUrl,
+      timezone: "Z",
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+    });
+    try {
+      for (const mode of MODES) {
+        await c.query(`SET SESSION sql_mode = ${mode === "DEFAULT" ? mode : `'${mode}'`}`);
+        const [rows] = await c.query(inlineValues(text, [...values, time]));
+        const row = (rows as Record<string, unknown>[])[0] as Record<string, unknown>;
+        const got = values.map((_, i) => row[`v${i}`]);
+        const want = values.map((v) =>
+          typeof v === "boolean" ? Number(v) : typeof v === "bigint" ? String(v) : v,
+        );
+        // Strings come back as text of their bytes (hex literals are binary strings).
+        const asText = got.map((v) => (Buffer.isBuffer(v) ? v.toString("utf8") : v));
+        expect(asText.map(String), mode).toEqual(want.map(String));
+        expect(row.t, mode).toEqual(time);
+      }
+    } finally {
+      await c.end();
+    }
   });
 
   for (const mode of MODES) {
