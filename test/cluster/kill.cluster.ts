@@ -14,7 +14,9 @@ import { withDatabase } from "./support/replicas.js";
  * For DURATION_MS, callers hang up and statements run past their limit while
  * another client runs long statements on every node. Every stopped statement
  * must be gone from its own node's PROCESSLIST, and none of the other
- * client's statements or sessions may be ended.
+ * client's statements or sessions may be ended, nor another call's (a KILL
+ * sent to the wrong node ends whatever has that id there: often the
+ * service's own connections, opened at the same pace on every node).
  */
 const DURATION_MS = Number(process.env.CLUSTER_KILL_MS ?? 30_000);
 /** Another client's sessions per node. */
