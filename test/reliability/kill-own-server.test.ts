@@ -124,9 +124,73 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
   }, 30_000);
 });
 
-/** No statement marked `marker` runs on any of the servers, within GONE_WITHIN_MS. */
-async function expectGone(urls: string[], marker: string): Promise<void> {
-  const deadline = Date.now() + GONE_WITHIN_MS;
+describe.skipIf(unavailable !== undefined)(
+  "when no KILL connection reaches a statement's server",
+  () => {
+    let stopServers: () => Promise<void>;
+    let proxy: RoundRobinProxy;
+    let handle: ReturnType<typeof openDatabase>;
+    let urls: string[];
+    const ports = [13424, 13425];
+
+    beforeAll(async () => {
+      const started = await startThrowawayServers(
+        ports.map((port, i) => ({ name: `nokill${i + 1}`, port })),
+      );
+      stopServers = started.stop;
+      urls = started.servers.map((s) => s.url);
+      for (const url of urls) {
+        const c = await createConnection({ uri: url });
+        await c.query("CREATE DATABASE IF NOT EXISTS killtest");
+        await c.end();
+      }
+      // The pool's connections on the second server; every later one (a KILL
+      // connection looked for) on the first.
+      proxy = new RoundRobinProxy([{ host: "127.0.0.1", port: ports[1] as number }]);
+      await proxy.start();
+      handle = openDatabase({
+        url: `mysql://root@127.0.0.1:${proxy.port}/killtest`,
+        poolSize: 1,
+        connectTimeoutMs: 2000,
+        queryTimeoutMs: 2000,
+      });
+      await sql`SELECT 1`.execute(handle.db);
+      proxy.targets = [{ host: "127.0.0.1", port: ports[0] as number }];
+    }, 120_000);
+
+    afterAll(async () => {
+      await handle?.close();
+      await proxy?.close();
+      await stopServers?.();
+    });
+
+    it("the call's own connection is closed at once, and the server's statement limit ends its statement", async () => {
+      const caller = new AbortController();
+      const started = performance.now();
+      const call = sql
+        .raw("SELECT SLEEP(20) /* unreachable */")
+        .execute(withSignal(handle.db, caller.signal))
+        .then(
+          () => "finished",
+          (err: unknown) => String((err as Error).message),
+        );
+      setTimeout(() => caller.abort(new Error("the caller left")), 300);
+      expect(await call).toBe("the caller left");
+      // Answered without waiting for the statement (generous, for a loaded box).
+      expect(performance.now() - started).toBeLessThan(1500);
+      // max_statement_time, set per session (2 s here), ends it on its server.
+      await expectGone([urls[1] as string], "unreachable", 4000);
+    });
+  },
+);
+
+/** No statement marked `marker` runs on any of the servers, within `withinMs`. */
+async function expectGone(
+  urls: string[],
+  marker: string,
+  withinMs = GONE_WITHIN_MS,
+): Promise<void> {
+  const deadline = Date.now() + withinMs;
   let running: unknown[] = [];
   do {
     running = [];

@@ -12,7 +12,8 @@ export class RoundRobinProxy {
   private next = 0;
   port = 0;
 
-  constructor(private readonly targets: { host: string; port: number }[]) {}
+  /** Where new connections go, in turn; a test may change it (existing ones stay). */
+  constructor(public targets: { host: string; port: number }[]) {}
 
   async start(): Promise<void> {
     const server = createServer((client) => {
