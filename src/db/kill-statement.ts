@@ -15,13 +15,8 @@ interface Killer {
 }
 
 /**
- * Sends `KILL QUERY <id>` / `KILL <id>` only on a connection to the server
- * the id belongs to: thread ids are per server, so behind a balancer a KILL
- * sent elsewhere would end another client's statement. One kept connection
- * per server (its identity read at connect, mysql-session.ts); a server none
- * talks to is looked for on a few new connections, kept for the servers they
- * reach. `kill` resolves false when no connection reached the server: the
- * caller ends its own connection instead.
+ * KILLs sent only on a connection to the server the thread id belongs to (ids are per server):
+ * one kept per server, found through the same URL. `kill` resolves false when none reaches it.
  */
 export class StatementKiller {
   private readonly killers = new Map<string, Killer>();
@@ -70,7 +65,7 @@ export class StatementKiller {
   private async search(server: string): Promise<Killer | undefined> {
     for (let attempt = 0; attempt < REACH_ATTEMPTS && !this.closed; attempt++) {
       const pool = mysqlPool(this.settings, 1);
-      let connection: PoolConnection;
+      let connection: PoolConnection | undefined;
       let reached: string;
       try {
         connection = await new Promise<PoolConnection>((resolve, reject) =>
@@ -78,6 +73,7 @@ export class StatementKiller {
         );
         reached = (await prepareSession(connection)).server;
       } catch {
+        connection?.destroy();
         await endPool(pool);
         return undefined;
       }

@@ -31,27 +31,25 @@ const TEXT_CHANGING_MODES = new Set([
   "POSTGRESQL",
 ]);
 
+/** Longest one set-up statement may take: a hung server fails the connection, not the caller's wait. */
+const SETUP_TIMEOUT_MS = 2000;
+
 /** Runs one statement of the service's own (no values) on `connection`. */
 export function ask<T = Record<string, unknown>[]>(
   connection: Pick<Connection, "query">,
   statement: string,
 ): Promise<T> {
   return new Promise((resolve, reject) => {
-    connection.query(statement, (err: unknown, rows: unknown) =>
-      err ? reject(err) : resolve(rows as T),
+    connection.query(
+      { sql: statement, timeout: SETUP_TIMEOUT_MS },
+      (err: unknown, rows: unknown) => (err ? reject(err) : resolve(rows as T)),
     );
   });
 }
 
 /**
- * Readies a new connection before its first use, and fails it (the caller
- * destroys it) when the server will not take the settings below:
- * - its `sql_mode` without the flags above, read back to check, so the
- *   service's statements mean what they say whatever the server's default;
- * - the server's identity and whether its thread id is the server's, for
- *   KILLs (kill-statement.ts);
- * - Galera or not, failing closed: only "unknown variable" means not Galera;
- * - with `timeoutMs`, limits on lock waits, idle transactions and statements.
+ * Readies a new connection before its first use, or fails it: `sql_mode` without the flags
+ * above (checked), the server's identity for KILLs, Galera or not (failing closed), limits.
  */
 export async function prepareSession(
   connection: Connection,

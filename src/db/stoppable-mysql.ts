@@ -19,12 +19,8 @@ export interface StoppableOptions {
 }
 
 /**
- * Kysely's MySQL dialect on `pool`: each new connection readied first
- * (mysql-session.ts), values sent apart from the statement text (mysql2's
- * `execute`, a server-side prepared statement), and each statement stopped
- * as `stoppableConnection` says. Kysely sends a statement to its connection
- * synchronously, so the signal of the statement being sent is handed over
- * in `sending`.
+ * Kysely's MySQL dialect on `pool`: new connections readied first (mysql-session.ts), values
+ * sent apart from the text, statements stopped with their call (docs/decisions.md).
  */
 export class StoppableMysqlDialect extends MysqlDialect {
   constructor(pool: Pool, options: StoppableOptions) {
@@ -72,21 +68,13 @@ export class StoppableMysqlDialect extends MysqlDialect {
   }
 }
 
-/** The signal of the statement Kysely is sending now (see StoppableMysqlDialect). */
+/** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
 let sending: AbortSignal | undefined;
 
 /**
- * `connection` as Kysely uses it, its callback-style `query` ended early. When
- * the call it runs for is stopped (its signal aborts: cancel.ts), with the
- * signal's reason: the statement is stopped with `KILL QUERY`, sent only to
- * the connection's own server (kill-statement.ts), and answered once it has
- * returned and the KILL is done, so the connection goes back to its
- * transaction's rollback and then to the pool, and no KILL can reach a later
- * statement; a statement not yet sent is not sent. After `timeoutMs`, or if
- * no KILL QUERY can reach the server, with a fatal error answered as
- * `unavailable`: the connection is destroyed and its server session killed
- * where a KILL can reach it, so its transaction rolls back and its locks go
- * at once (mysql2's own `timeout` cannot be passed through Kysely).
+ * `connection` as Kysely uses it. A stopped call's statement gets `KILL QUERY` on its own server
+ * and is answered once it has returned; past `timeoutMs`, or with no KILL reaching its server,
+ * the connection is destroyed (and its session KILLed where one can reach it).
  */
 function stoppableConnection(
   connection: PoolConnection,
@@ -158,13 +146,18 @@ function stoppableConnection(
       );
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
-    send(connection, sql, parameters, (err, result) => {
-      if (stoppable && signal.aborted) {
-        returned = true;
-        return stopped();
-      }
-      if (settle()) callback(err, result as never);
-    });
+    try {
+      send(connection, sql, parameters, (err, result) => {
+        if (stoppable && signal.aborted) {
+          returned = true;
+          return stopped();
+        }
+        if (settle()) callback(err, result as never);
+      });
+    } catch (err) {
+      // mysql2 refuses some values before sending anything (undefined, say).
+      if (settle()) process.nextTick(callback, err);
+    }
     return undefined;
   };
   return { query: query as MysqlPoolConnection["query"], release: () => connection.release() };
