@@ -122,54 +122,26 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
     await expectGone(urls, "overlong-");
     await expectUntouched(bystanders, watching);
   }, 30_000);
-});
 
-describe.skipIf(unavailable !== undefined)(
-  "when no KILL connection reaches a statement's server",
-  () => {
-    let stopServers: () => Promise<void>;
-    let proxy: RoundRobinProxy;
-    let handle: ReturnType<typeof openDatabase>;
-    let urls: string[];
-    const ports = [13424, 13425];
-
-    beforeAll(async () => {
-      const started = await startThrowawayServers(
-        ports.map((port, i) => ({ name: `nokill${i + 1}`, port })),
-      );
-      stopServers = started.stop;
-      urls = started.servers.map((s) => s.url);
-      for (const url of urls) {
-        const c = await createConnection({ uri: url });
-        await c.query("CREATE DATABASE IF NOT EXISTS killtest");
-        await c.end();
-      }
-      // The pool's connections on the second server; every later one (a KILL
-      // connection looked for) on the first.
-      proxy = new RoundRobinProxy([{ host: "127.0.0.1", port: ports[1] as number }]);
-      await proxy.start();
-      handle = openDatabase({
-        url: `mysql://root@127.0.0.1:${proxy.port}/killtest`,
-        poolSize: 1,
-        connectTimeoutMs: 2000,
-        queryTimeoutMs: 2000,
-      });
-      await sql`SELECT 1`.execute(handle.db);
-      proxy.targets = [{ host: "127.0.0.1", port: ports[0] as number }];
-    }, 120_000);
-
-    afterAll(async () => {
-      await handle?.close();
-      await proxy?.close();
-      await stopServers?.();
+  it("when no KILL connection reaches a statement's server, the call's own connection closes at once and the server's limit ends the statement", async () => {
+    // The pool's one connection on the second server; every later one (a KILL
+    // connection looked for) on the first.
+    const routed = new RoundRobinProxy([{ host: "127.0.0.1", port: PORTS[1] as number }]);
+    await routed.start();
+    const alone = openDatabase({
+      url: `mysql://root@127.0.0.1:${routed.port}/killtest`,
+      poolSize: 1,
+      connectTimeoutMs: 2000,
+      queryTimeoutMs: 2000,
     });
-
-    it("the call's own connection is closed at once, and the server's statement limit ends its statement", async () => {
+    try {
+      await sql`SELECT 1`.execute(alone.db);
+      routed.targets = [{ host: "127.0.0.1", port: PORTS[0] as number }];
       const caller = new AbortController();
       const started = performance.now();
       const call = sql
         .raw("SELECT SLEEP(20) /* unreachable */")
-        .execute(withSignal(handle.db, caller.signal))
+        .execute(withSignal(alone.db, caller.signal))
         .then(
           () => "finished",
           (err: unknown) => String((err as Error).message),
@@ -180,9 +152,12 @@ describe.skipIf(unavailable !== undefined)(
       expect(performance.now() - started).toBeLessThan(1500);
       // max_statement_time, set per session (2 s here), ends it on its server.
       await expectGone([urls[1] as string], "unreachable", 4000);
-    });
-  },
-);
+    } finally {
+      await alone.close();
+      await routed.close();
+    }
+  });
+});
 
 /** No statement marked `marker` runs on any of the servers, within `withinMs`. */
 async function expectGone(
