@@ -19,9 +19,8 @@ export interface AnswerWrites {
  * (insertAnswer), the learner's memory of the question (saveMemory) and the
  * event (insertEvents). On MySQL/MariaDB the three statements go to the
  * server in one request, a round trip instead of three, their values as
- * literals no sql_mode reads differently (inline-values.ts; a prepared
- * statement cannot hold several); elsewhere (SQLite, in-process; Galera, or
- * not yet known) one after another, values bound. Fails as the three would one by one: a duplicate key
+ * literals no sql_mode reads differently (inline-values.ts); elsewhere
+ * (SQLite, in-process; Galera, or not yet known) one after another. Fails as the three would one by one: a duplicate key
  * (the answer's or the memory's), a foreign key (the question is gone),
  * MemoryMoved; the server runs none after the one that fails, and the
  * transaction rolls back.

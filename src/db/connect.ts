@@ -53,8 +53,8 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
 }
 
 function openMysql(options: DatabaseOptions): DatabaseHandle {
-  // Several statements in one request only for an answer's writes, their
-  // values as hex literals (answer-writes.ts); every other value is sent apart.
+  // Several statements in one request only for an answer's writes (answer-writes.ts);
+  // every value is a literal no sql_mode misreads (inline-values.ts).
   const pool = mysqlPool(options, options.poolSize, true);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const killer = new StatementKiller(options);

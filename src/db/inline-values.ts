@@ -4,10 +4,9 @@ import { format } from "mysql2";
  * A statement's text with its `?` placeholders replaced by literals that
  * every `sql_mode` reads the same way: a string as `_utf8mb4 X'…'` (hex
  * digits only, so no quote, backslash, comment or `;` inside can end it),
- * numbers as digits, a time as `'YYYY-MM-DD HH:MM:SS.mmm'` in UTC. For the
- * one request that carries several statements (answer-writes.ts), which a
- * prepared statement cannot; every other value goes apart from the text.
- * Throws on a value it cannot write that way.
+ * numbers as digits, a time as `'YYYY-MM-DD HH:MM:SS.mmm'` in UTC. How every
+ * value reaches MySQL/MariaDB (stoppable-mysql.ts); throws on a value it
+ * cannot write that way.
  */
 export function inlineValues(sql: string, values: readonly unknown[]): string {
   if (values.length === 0) return sql;
@@ -20,10 +19,11 @@ export function inlineValues(sql: string, values: readonly unknown[]): string {
 function literal(value: unknown): string {
   if (value === null) return "NULL";
   if (typeof value === "boolean") return value ? "1" : "0";
-  if (typeof value === "bigint") return `(${value})`;
+  // A negative number in parentheses: `a -?` must not read `a --1`.
+  if (typeof value === "bigint") return value < 0n ? `(${value})` : `${value}`;
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new TypeError(`no SQL literal for ${value}`);
-    return `(${value})`;
+    return value < 0 ? `(${value})` : `${value}`;
   }
   if (typeof value === "string") return `_utf8mb4 X'${Buffer.from(value, "utf8").toString("hex")}'`;
   if (value instanceof Date) {

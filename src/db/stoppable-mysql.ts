@@ -7,6 +7,7 @@ import {
 } from "kysely";
 import type { Pool, PoolConnection } from "mysql2";
 import { endsTransaction, signalOf } from "./cancel.js";
+import { inlineValues } from "./inline-values.js";
 import type { StatementKiller } from "./kill-statement.js";
 import { prepareSession, type ServerSession } from "./mysql-session.js";
 import { wrapConnections } from "./wrap-connections.js";
@@ -20,7 +21,7 @@ export interface StoppableOptions {
 
 /**
  * Kysely's MySQL dialect on `pool`: new connections readied first (mysql-session.ts), values
- * sent apart from the text, statements stopped with their call (docs/decisions.md).
+ * written as literals no sql_mode misreads, statements stopped with their call (docs/decisions.md).
  */
 export class StoppableMysqlDialect extends MysqlDialect {
   constructor(pool: Pool, options: StoppableOptions) {
@@ -155,7 +156,7 @@ function stoppableConnection(
         if (settle()) callback(err, result as never);
       });
     } catch (err) {
-      // mysql2 refuses some values before sending anything (undefined, say).
+      // A value with no safe literal (undefined, NaN, an object): refused before sending.
       if (settle()) process.nextTick(callback, err);
     }
     return undefined;
@@ -165,16 +166,12 @@ function stoppableConnection(
 
 type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
 
-/**
- * A statement with values as a server-side prepared statement (the values
- * never in its text); one without values as text, in one round trip.
- */
+/** A statement as text, its values as literals no sql_mode reads differently, in one round trip. */
 function send(
   connection: PoolConnection,
   sql: string,
   parameters: readonly unknown[],
   callback?: (err: unknown, result: unknown) => void,
 ) {
-  if (parameters.length === 0) return connection.query(sql, callback as never);
-  return connection.execute(sql as never, parameters as never, callback as never);
+  return connection.query(inlineValues(sql, parameters), callback as never);
 }

@@ -45,7 +45,7 @@ async function serviceStatements(locker: Connection): Promise<string[]> {
 /** The service's sessions running a statement now, and the statement. */
 async function runningSessions(locker: Connection) {
   const [rows] = await locker.query(
-    "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND IN ('Query', 'Execute')",
+    "SELECT ID, INFO FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND COMMAND = 'Query'",
   );
   return rows as { ID: number; INFO: string | null }[];
 }
