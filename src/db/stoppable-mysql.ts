@@ -36,7 +36,13 @@ export class StoppableMysqlDialect extends MysqlDialect {
         },
         (err: unknown) => {
           connection.destroy();
-          callback(err);
+          // Fatal: the call is answered `unavailable`, the reason kept for the log.
+          const message = err instanceof Error ? err.message : String(err);
+          callback(
+            Object.assign(new Error(`database session not ready: ${message}`, { cause: err }), {
+              fatal: true,
+            }),
+          );
         },
       );
     };
