@@ -40,6 +40,8 @@ ENV NODE_ENV=production \
     PORT=8080
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
+# Read at start-up: the service refuses to start if one is not applied.
+COPY --from=deps /app/patches ./patches
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 

@@ -6,7 +6,8 @@
  * session's count, the learner's memory and the event in one transaction),
  * and the transaction without the memory as it was before review (the
  * session locked, the question read, the answer, the count, the event, one
- * statement each). It reports time per answer.
+ * statement each). It reports time and CPU (this process's, where the use
+ * case and the driver run) per answer.
  *
  * BENCH_BEFORE=/path/to/checkout adds a third, that checkout's SubmitAnswer
  * (its build's use case, on the same database): the answer as it was in
@@ -84,6 +85,7 @@ async function main() {
     connectTimeoutMs: 5000,
   });
   const perAnswer: Partial<Record<Variant, number[]>> = {};
+  const cpuPerAnswer: Partial<Record<Variant, number[]>> = {};
   let closeBefore = async () => {};
   try {
     await migrateToLatest(db);
@@ -136,6 +138,7 @@ async function main() {
         }),
       );
       let next = 0;
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       await Promise.all(
         Array.from({ length: PARALLEL }, async () => {
@@ -147,12 +150,18 @@ async function main() {
         }),
       );
       const us = ((performance.now() - t0) * 1000) / (SESSIONS * QUESTIONS);
+      const cpu = process.cpuUsage(cpu0);
+      const cpuUs = (cpu.user + cpu.system) / (SESSIONS * QUESTIONS);
       perAnswer[variant] = [...(perAnswer[variant] ?? []), us];
-      log(`round ${r} ${variant}: ${us.toFixed(0)} µs per answer`);
+      cpuPerAnswer[variant] = [...(cpuPerAnswer[variant] ?? []), cpuUs];
+      log(`round ${r} ${variant}: ${us.toFixed(0)} µs per answer, ${cpuUs.toFixed(0)} µs CPU`);
     };
     // Warm-up rounds of each, not counted.
     for (const r of [-2, -1]) for (const variant of variants) await round(r, variant);
-    for (const variant of variants) perAnswer[variant] = [];
+    for (const variant of variants) {
+      perAnswer[variant] = [];
+      cpuPerAnswer[variant] = [];
+    }
     // Each round in another order, so that no variant always follows the same one.
     for (let r = 0; r < ROUNDS; r++) {
       const shift = r % variants.length;
@@ -173,11 +182,11 @@ async function main() {
   const lines = [
     `# SubmitAnswer with and without the review memory (${ROUNDS} rounds of ${SESSIONS * QUESTIONS} answers, ${PARALLEL} at a time, MariaDB)`,
     "",
-    "| variant | median µs per answer | rounds (µs per answer) |",
-    "|---|---:|---|",
+    "| variant | median µs per answer | median CPU µs per answer (this process) | rounds (µs per answer) |",
+    "|---|---:|---:|---|",
     ...(Object.entries(perAnswer) as [Variant, number[]][]).map(
       ([v, xs]) =>
-        `| ${v === "before" ? `SubmitAnswer of ${BEFORE}` : v} | ${median(xs).toFixed(0)} | ${xs.map((x) => x.toFixed(0)).join(", ")} |`,
+        `| ${v === "before" ? `SubmitAnswer of ${BEFORE}` : v} | ${median(xs).toFixed(0)} | ${median(cpuPerAnswer[v] ?? []).toFixed(0)} | ${xs.map((x) => x.toFixed(0)).join(", ")} |`,
     ),
     "",
     `The memory adds ${more("without memory")}% per answer to the transaction without it.`,

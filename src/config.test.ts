@@ -15,6 +15,18 @@ describe("loadConfig", () => {
     }
   });
 
+  it("reads TRUST_PROXY: off by default, a hop count, or proxy addresses and CIDRs", () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "off" }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: "2" }).trustProxy).toBe(2);
+    expect(
+      loadConfig({ TRUST_PROXY: "10.0.0.0/8, 127.0.0.1,::1, fd00::/8,loopback" }).trustProxy,
+    ).toEqual(["10.0.0.0/8", "127.0.0.1", "::1", "fd00::/8", "loopback"]);
+    for (const bad of ["on", "true", "10.0.0.0/33", "example.com", "10.0.0.1/8/1", "101"]) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/TRUST_PROXY/);
+    }
+  });
+
   it("reads REQUEST_TIMEOUT_MS, 10 s by default", () => {
     expect(loadConfig({}).requestTimeoutMs).toBe(10_000);
     expect(loadConfig({ REQUEST_TIMEOUT_MS: "2500" }).requestTimeoutMs).toBe(2500);

@@ -7,6 +7,7 @@
  */
 
 import { createPublicKey } from "node:crypto";
+import { isIP } from "node:net";
 import { REQUEST_TIMEOUT_MS, SHUTDOWN_TIMEOUT_MS } from "./limits.js";
 
 export interface JwtConfig {
@@ -62,6 +63,11 @@ export interface Config {
   requestTimeoutMs: number;
   /** Browser origins allowed by CORS (`https://app.example.com`); empty: none. */
   corsOrigins: string[];
+  /**
+   * Which peers' `X-Forwarded-For` names the caller (Fastify's `trustProxy`):
+   * none (false), the nearest N hops, or peers at these addresses / CIDRs.
+   */
+  trustProxy: TrustProxy;
   /**
    * Serve the practice page (examples/web) at `/practice/`: by default in
    * development, not in production (`PRACTICE_PAGE=on|off`).
@@ -261,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(env, "SHUTDOWN_TIMEOUT_MS", SHUTDOWN_TIMEOUT_MS, 0, 600_000),
     requestTimeoutMs: integer(env, "REQUEST_TIMEOUT_MS", REQUEST_TIMEOUT_MS, 1, 600_000),
     corsOrigins,
+    trustProxy: trustProxyOf(optional(env, "TRUST_PROXY")),
     practicePage: flag(env, "PRACTICE_PAGE", !production),
     rpcShortPath: flag(env, "RPC_SHORT_PATH", true),
     tracing: tracingConfig(env),
@@ -370,6 +377,42 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   if (/^(on|true|1)$/i.test(raw)) return true;
   if (/^(off|false|0)$/i.test(raw)) return false;
   throw new ConfigError(`${name} must be on or off, got "${raw}"`);
+}
+
+/** `TRUST_PROXY`: off, a hop count, or a list of proxy addresses and CIDRs. */
+export type TrustProxy = false | number | string[];
+
+/** proxy-addr's names for address ranges, which Fastify's trustProxy accepts. */
+const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+function trustProxyOf(value: string | undefined): TrustProxy {
+  if (value === undefined || value === "off" || value === "0") return false;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops > 100) throw new ConfigError("TRUST_PROXY: at most 100 proxy hops");
+    return hops;
+  }
+  if (value === "on" || value === "true") {
+    throw new ConfigError(
+      "TRUST_PROXY=on would believe any caller's X-Forwarded-For: give the proxies' addresses (10.0.0.0/8,127.0.0.1) or their count",
+    );
+  }
+  const list = value
+    .split(",")
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
+  for (const entry of list) {
+    const [address = "", bits, ...rest] = entry.split("/");
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= maxBits);
+    if (!NAMED_RANGES.has(entry) && (family === 0 || !okBits || rest.length > 0)) {
+      throw new ConfigError(
+        `TRUST_PROXY: "${entry}" is not an address, a CIDR (10.0.0.0/8) or loopback, linklocal, uniquelocal`,
+      );
+    }
+  }
+  return list.length === 0 ? false : list;
 }
 
 function optional(env: Env, name: string): string | undefined {

@@ -20,6 +20,7 @@ import { OutboxMetrics } from "./events/relay-metrics.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
+import { projectRoot, requirePatches } from "./ops/patches-applied.js";
 import {
   checkTlsFiles,
   databaseFailure,
@@ -46,6 +47,7 @@ let startupLogger: Logger | undefined;
 async function main() {
   const config = loadConfig();
   loaded = config;
+  requirePatches(projectRoot());
   if (config.tls) checkTlsFiles(config.tls);
   const logger = pino({
     level: config.logLevel,
@@ -146,6 +148,7 @@ async function main() {
     reads,
     health,
     corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
     authenticator: createAuthenticator(jwt, systemClock),

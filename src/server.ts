@@ -30,7 +30,7 @@ import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import type { App, AppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
-import { defaultMaxQueuedPerUser } from "./config.js";
+import { defaultMaxQueuedPerUser, type TrustProxy } from "./config.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
@@ -92,6 +92,8 @@ export interface ServerDeps {
   metrics?: Metrics;
   /** Browser origins allowed to call (CORS); none by default. */
   corsOrigins?: readonly string[];
+  /** Whose X-Forwarded-For names the caller (TRUST_PROXY); default: nobody's. */
+  trustProxy?: TrustProxy;
   /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
   requestTimeoutMs?: number;
   /** Admission control of the API's calls (REST and RPC). Default: sized to a pool of 10. */
@@ -135,6 +137,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     schemaController: { compilersFactory: serializerCompilers },
     serializerOpts: { ajv: { validateFormats: false } },
     genReqId: requestId,
+    // The caller's address (the admission key of a caller without a valid
+    // token) from X-Forwarded-For only as far as trusted proxies wrote it.
+    trustProxy: fastifyTrustProxy(deps.trustProxy ?? false),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     return503OnClosing: true,
     // Otherwise Fastify answers a bad URL with its own JSON that echoes the path.
@@ -315,4 +320,15 @@ function connectionOf(raw: IncomingMessage | Http2ServerRequest): object {
 /** The URL paths of the services' procedures ("/pkg.Service/Method"). */
 function procedurePaths(services: DescService[]): Set<string> {
   return new Set(services.flatMap((s) => s.methods.map((m) => `/${s.typeName}/${m.name}`)));
+}
+
+/**
+ * TRUST_PROXY as Fastify takes it. A count trusts that many hops whoever the
+ * peer is (Fastify itself trusts nobody for a number): right only where every
+ * connection comes through that many proxies.
+ */
+function fastifyTrustProxy(
+  trust: TrustProxy,
+): boolean | string[] | ((a: string, hop: number) => boolean) {
+  return typeof trust === "number" ? (_address, hop) => hop < trust : trust;
 }

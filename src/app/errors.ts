@@ -40,6 +40,12 @@ export const errors = {
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),
+  /** An authentic token whose `sub` no user id may hold (a control or bidi control character). */
+  subjectNotAccepted: () =>
+    new ConnectError(
+      "bearer token's sub holds a control character (C0, C1 or a bidi control): not a user id",
+      Code.Unauthenticated,
+    ),
   /** An authentic token past its `exp`, with RFC 6750's challenge for WWW-Authenticate. */
   tokenExpired: () =>
     new ConnectError(

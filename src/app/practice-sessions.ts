@@ -125,10 +125,11 @@ export class PracticeSessions {
             ...this.#ctx,
             db: withSignal(this.#ctx.db, signal),
             reads: this.#ctx.reads.forCall(signal),
-            retry:
-              limits === undefined
-                ? this.#ctx.retry
-                : { ...this.#ctx.retry, budgetMs: limits.retryBudgetMs() },
+            retry: {
+              ...this.#ctx.retry,
+              ...(limits === undefined ? {} : { budgetMs: limits.retryBudgetMs() }),
+              signal,
+            },
           };
     return inUseCaseSpan(name, () => work(ctx));
   }

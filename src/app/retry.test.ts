@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { backoffDelay, type RetryPolicy, withRetries } from "./retry.js";
 
 const conflict = Object.assign(new Error("Deadlock found"), { errno: 1213 });
@@ -40,6 +40,35 @@ describe("withRetries", () => {
     const run = failing(...Array(10).fill(conflict));
     const noTime = { ...policy, baseDelayMs: 1000, maxDelayMs: 1000, budgetMs: 0 };
     await expect(withRetries(run.attempt, isConflict, noTime)).rejects.toBe(conflict);
+    expect(run.calls()).toBe(1);
+  });
+});
+
+describe("withRetries and the call's signal", () => {
+  it("ends a back-off as soon as the call is stopped, with its reason, and runs no more", async () => {
+    vi.spyOn(Math, "random").mockReturnValue(0.99);
+    const run = failing(...Array(10).fill(conflict));
+    const caller = new AbortController();
+    const reason = new Error("the caller left");
+    const long = { ...policy, baseDelayMs: 60_000, maxDelayMs: 60_000, budgetMs: 120_000 };
+    const started = performance.now();
+    setTimeout(() => caller.abort(reason), 20);
+    await expect(
+      withRetries(run.attempt, isConflict, { ...long, signal: caller.signal }),
+    ).rejects.toBe(reason);
+    // Generous: the wait it ends is a minute long.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(run.calls()).toBe(1);
+    vi.restoreAllMocks();
+  });
+
+  it("after a conflict, starts no retry once the call is stopped", async () => {
+    const run = failing(conflict);
+    const caller = new AbortController();
+    caller.abort(new Error("gone"));
+    await expect(
+      withRetries(run.attempt, isConflict, { ...policy, signal: caller.signal }),
+    ).rejects.toThrow("gone");
     expect(run.calls()).toBe(1);
   });
 });

@@ -12,6 +12,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
   /** No retry starts later than this after the first run began. */
   budgetMs: number;
+  /** The call's signal: when it aborts, a wait ends at once with its reason and no run starts. */
+  signal?: AbortSignal;
 }
 
 /** The budget is the request's own deadline by default (server.ts passes the configured one). */
@@ -45,7 +47,24 @@ export async function withRetries<T>(
       if (!retryable(err) || n >= policy.maxAttempts) throw err;
       const delay = backoffDelay(policy, n);
       if (Date.now() + delay - started > policy.budgetMs) throw err;
-      if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+      if (delay > 0) await wait(delay, policy.signal);
+      policy.signal?.throwIfAborted();
     }
   }
+}
+
+/** Resolves after `ms`, or rejects with `signal`'s reason as soon as it aborts. */
+function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

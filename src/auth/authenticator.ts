@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
+import { ConnectError } from "@connectrpc/connect";
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { errors } from "../app/errors.js";
 import type { JwtConfig } from "../config.js";
@@ -40,6 +41,7 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
     });
     const { sub, exp } = payload;
     if (typeof sub !== "string" || !isUserId(sub)) throw new Error("bad sub");
+    if (CONTROL.test(sub)) throw errors.subjectNotAccepted();
     return { sub, exp: exp as number };
   }
 
@@ -71,6 +73,7 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
         // jose checks the signature before the claims: only an authentic
         // token is ever reported as expired.
         if ((err as { code?: unknown }).code === "ERR_JWT_EXPIRED") throw errors.tokenExpired();
+        if (err instanceof ConnectError) throw err;
         throw errors.unauthenticated();
       }
     },
@@ -90,6 +93,13 @@ function verificationKey(config: JwtConfig): { key: Key; algorithms: string[] } 
   }
   throw new Error("no JWT key configured");
 }
+
+/**
+ * C0 and C1 controls and DEL (Cc), and the bidi controls (U+202E and the
+ * like): a consumer reading C strings stops at a NUL, and a bidi override
+ * shows one user id as another.
+ */
+const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u;
 
 /** With the u flag, only a surrogate that is not half of a pair is a code point of category Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -2,6 +2,7 @@ import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from "kysely"
 import type { QuestionMemory } from "../domain/memory.js";
 import { rawStatement } from "./cancel.js";
 import type { Database, NewAnswer } from "./database.js";
+import { inlineValues } from "./inline-values.js";
 import { insertEventsStatement, type OutboxEvent } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
@@ -17,9 +18,9 @@ export interface AnswerWrites {
  * An answer's writes after its count, in its transaction: the answer
  * (insertAnswer), the learner's memory of the question (saveMemory) and the
  * event (insertEvents). On MySQL/MariaDB the three statements go to the
- * server in one request, a round trip instead of three (the pool allows
- * multiple statements: connect.ts); elsewhere (SQLite, in-process; Galera)
- * one after another. Fails as the three would one by one: a duplicate key
+ * server in one request, a round trip instead of three, their values as
+ * literals no sql_mode reads differently (inline-values.ts); elsewhere
+ * (SQLite, in-process; Galera, or not yet known) one after another. Fails as the three would one by one: a duplicate key
  * (the answer's or the memory's), a foreign key (the question is gone),
  * MemoryMoved; the server runs none after the one that fails, and the
  * transaction rolls back.
@@ -54,11 +55,10 @@ async function executeInTurn(
     }
     return affected;
   }
-  // Each statement is Kysely's with `?` placeholders: joined, their values in the same order.
   const joined = rawStatement(
     trx,
-    statements.map((s) => s.sql).join(";\n"),
-    statements.flatMap((s) => [...s.parameters]),
+    statements.map((s) => inlineValues(s.sql, s.parameters)).join(";\n"),
+    [],
   );
   // mysql2 answers a multi-statement query with one result header per statement.
   const { rows } = await trx.executeQuery<{ affectedRows?: number }>(joined);

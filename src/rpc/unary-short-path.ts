@@ -211,10 +211,13 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
   const out = read?.whole
     ? await answer({ req, raw, res: reply.raw, body: read.bytes, spec, values })
     : undefined;
-  copyReplyHeaders(reply);
   route.onServed?.(out === undefined ? "connect" : "short path");
+  const res = reply.raw as unknown as Http2ServerResponse;
+  // As universalResponseToNodeResponse: nothing over an answer already sent
+  // (the edge's, at the deadline) or on a stream already gone.
+  if (out !== undefined && answeredOrGone(res)) return;
+  copyReplyHeaders(reply);
   try {
-    const res = reply.raw as unknown as Http2ServerResponse;
     if (out !== undefined) {
       // What universalResponseToNodeResponse writes for one chunk, without its awaits.
       res.writeHead(out.status, nodeHeaders(out.header));
@@ -264,6 +267,8 @@ async function grpcAnswer(
     const input = parseBinary(call, bytes);
     const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
     const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
+    // Connect's serialization checks the message before its envelope.
+    if (encoded.byteLength > opt.writeMaxBytes) throw writeTooLarge(encoded, opt);
     out = await envelope(encoded, compression.response, opt);
   } catch (e) {
     setTrailerStatus(context.responseTrailer, asConnectError(e));
@@ -419,6 +424,14 @@ function callUrl(raw: RawRequest): string {
 const urls = new Map<string, string>();
 const URLS_KEPT = 1000;
 
+/** The error Connect's serialization raises for a message over `writeMaxBytes`. */
+function writeTooLarge(message: Uint8Array, opt: { writeMaxBytes: number }): ConnectError {
+  return new ConnectError(
+    `message size ${message.byteLength} is larger than configured writeMaxBytes ${opt.writeMaxBytes}`,
+    Code.ResourceExhausted,
+  );
+}
+
 /** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */
 async function envelope(
   message: Uint8Array,
@@ -454,6 +467,10 @@ function requestHeaders(req: FastifyRequest): Headers {
 }
 
 /** Headers set on the reply by root hooks (CORS, request id), as connect-fastify copies them. */
+function answeredOrGone(res: Http2ServerResponse): boolean {
+  return res.headersSent || res.writableEnded || res.destroyed || res.stream?.destroyed === true;
+}
+
 function copyReplyHeaders(reply: FastifyReply): void {
   for (const [key, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) reply.raw.setHeader(key, value);

@@ -6,7 +6,7 @@ import { PracticeSessionService } from "../../gen/practice/v1/practice_session_s
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
-import type { JwtConfig } from "../../src/config.js";
+import type { JwtConfig, TrustProxy } from "../../src/config.js";
 import { defaultMaxQueuedPerUser } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
@@ -90,6 +90,8 @@ export interface TestServiceOptions {
   maxConnections?: number;
   /** Statement time limit of the proxied pool (default: the service's). */
   queryTimeoutMs?: number;
+  /** Whose X-Forwarded-For names the caller (TRUST_PROXY); default nobody's. */
+  trustProxy?: TrustProxy;
   /** A built practice page to serve at `/practice/`. */
   practicePage?: PracticePageFiles;
 }
@@ -132,6 +134,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
+    trustProxy: options.trustProxy,
     streamLimits: options.streamLimits,
     admission: options.admission,
     practicePage: options.practicePage,

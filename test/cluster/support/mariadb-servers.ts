@@ -170,6 +170,15 @@ export class ServerSet {
     return nodes;
   }
 
+  /** One server of its own (its own datadir and port), with extra `options` for its option file. */
+  standalone(
+    name: string,
+    port: number,
+    options: Record<string, string | number | null> = {},
+  ): Promise<Server> {
+    return this.start(name, port, options);
+  }
+
   /** A primary (binlog, GTIDs) and an async replica of it, `read_only`. */
   async primaryAndReplica(): Promise<{ primary: Server; replica: Server }> {
     const common = { "binlog-format": "ROW", "log-bin": "mysql-bin", "log-slave-updates": null };

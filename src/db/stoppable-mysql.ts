@@ -1,0 +1,183 @@
+import {
+  type CompiledQuery,
+  type Driver,
+  MysqlDialect,
+  type MysqlPoolConnection,
+  type QueryResult,
+} from "kysely";
+import type { Pool, PoolConnection } from "mysql2";
+import { endsTransaction, signalOf } from "./cancel.js";
+import { inlineValues } from "./inline-values.js";
+import type { StatementKiller } from "./kill-statement.js";
+import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { wrapConnections } from "./wrap-connections.js";
+
+export interface StoppableOptions {
+  timeoutMs: number;
+  killer: StatementKiller;
+  /** Told of each new connection's server, once it is ready. */
+  onSession?: (session: ServerSession) => void;
+}
+
+/**
+ * Kysely's MySQL dialect on `pool`: new connections readied first (mysql-session.ts), values
+ * written as literals no sql_mode misreads, statements stopped with their call (docs/decisions.md).
+ */
+export class StoppableMysqlDialect extends MysqlDialect {
+  constructor(pool: Pool, options: StoppableOptions) {
+    const adapters = new WeakMap<PoolConnection, MysqlPoolConnection>();
+    const ready = (connection: PoolConnection, callback: (err: unknown, c?: never) => void) => {
+      prepareSession(connection, options.timeoutMs).then(
+        (session) => {
+          options.onSession?.(session);
+          const adapter = stoppableConnection(connection, session, options);
+          adapters.set(connection, adapter);
+          callback(null, adapter as never);
+        },
+        (err: unknown) => {
+          connection.destroy();
+          // Fatal: the call is answered `unavailable`, the reason kept for the log.
+          const message = err instanceof Error ? err.message : String(err);
+          callback(
+            Object.assign(new Error(`database session not ready: ${message}`, { cause: err }), {
+              fatal: true,
+            }),
+          );
+        },
+      );
+    };
+    super({
+      pool: {
+        getConnection: (callback) =>
+          pool.getConnection((err, connection) => {
+            if (err) return callback(err, connection);
+            const adapter = adapters.get(connection);
+            if (adapter !== undefined) return callback(null, adapter as never);
+            ready(connection, callback as never);
+          }),
+        end: (callback) => pool.end(callback),
+      },
+    });
+  }
+
+  override createDriver(): Driver {
+    return wrapConnections(super.createDriver(), (connection) => ({
+      executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        sending = signalOf(query);
+        try {
+          return connection.executeQuery<R>(query);
+        } finally {
+          sending = undefined;
+        }
+      },
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    }));
+  }
+}
+
+/** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
+let sending: AbortSignal | undefined;
+
+/**
+ * `connection` as Kysely uses it. A stopped call's statement gets `KILL QUERY` on its own server
+ * and is answered once it has returned; past `timeoutMs`, or with no KILL reaching its server,
+ * the connection is destroyed (and its session KILLed where one can reach it).
+ */
+function stoppableConnection(
+  connection: PoolConnection,
+  session: ServerSession,
+  { timeoutMs, killer }: StoppableOptions,
+): MysqlPoolConnection {
+  const threadId = connection.threadId;
+  const kill = (statement: "KILL QUERY" | "KILL"): Promise<boolean> =>
+    session.killable && typeof threadId === "number"
+      ? killer.kill(session.server, `${statement} ${threadId}`)
+      : Promise.resolve(false);
+  // Once destroyed here, mysql2 never answers the commands queued on the
+  // connection (its rollback, say): they fail at once instead.
+  let destroyed: unknown;
+  const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
+    const signal = sending;
+    sending = undefined;
+    if (callback === undefined) return send(connection, sql, parameters);
+    if (destroyed !== undefined) {
+      process.nextTick(callback, destroyed);
+      return undefined;
+    }
+    const stoppable = signal !== undefined && !endsTransaction(sql);
+    if (stoppable && signal.aborted) {
+      process.nextTick(callback, signal.reason);
+      return undefined;
+    }
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      if (stoppable) signal.removeEventListener("abort", onAbort);
+      return true;
+    };
+    const cutOff = (err: unknown) => {
+      if (!settle()) return;
+      destroyed = Object.assign(new Error("the connection was closed: its statement was stopped"), {
+        code: "PROTOCOL_CONNECTION_LOST",
+        fatal: true,
+      });
+      connection.destroy();
+      kill("KILL").catch(() => {});
+      callback(err, undefined as never);
+    };
+    // Stopped: answered with the signal's reason once the statement has
+    // returned (`returned`) and the KILL QUERY is done (`killed`).
+    let returned = false;
+    let killed = false;
+    const stopped = () => {
+      if (returned && killed && settle()) callback(signal?.reason, undefined as never);
+    };
+    const onAbort = () => {
+      kill("KILL QUERY").then(
+        (done) => {
+          if (!done) return cutOff(signal?.reason);
+          killed = true;
+          stopped();
+        },
+        () => cutOff(signal?.reason),
+      );
+    };
+    const timer = setTimeout(() => {
+      cutOff(
+        Object.assign(new Error(`query timed out after ${timeoutMs} ms`), {
+          code: "PROTOCOL_SEQUENCE_TIMEOUT",
+          fatal: true,
+        }),
+      );
+    }, timeoutMs);
+    if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      send(connection, sql, parameters, (err, result) => {
+        if (stoppable && signal.aborted) {
+          returned = true;
+          return stopped();
+        }
+        if (settle()) callback(err, result as never);
+      });
+    } catch (err) {
+      // A value with no safe literal (undefined, NaN, an object): refused before sending.
+      if (settle()) process.nextTick(callback, err);
+    }
+    return undefined;
+  };
+  return { query: query as MysqlPoolConnection["query"], release: () => connection.release() };
+}
+
+type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
+
+/** A statement as text, its values as literals no sql_mode reads differently, in one round trip. */
+function send(
+  connection: PoolConnection,
+  sql: string,
+  parameters: readonly unknown[],
+  callback?: (err: unknown, result: unknown) => void,
+) {
+  return connection.query(inlineValues(sql, parameters), callback as never);
+}
