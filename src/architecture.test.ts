@@ -101,7 +101,9 @@ function layerTable(): Map<string, Set<string>> {
     const cells = line.split("|").map((c) => c.trim());
     if (cells.length < 5 || !cells[1]?.includes("`src/")) continue;
     const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? "");
-    const allowed = new Set(names(cells[3] ?? "").map((n) => n.replace(/^src\//, "").replace(/\/$/, "")));
+    const allowed = new Set(
+      names(cells[3] ?? "").map((n) => n.replace(/^src\//, "").replace(/\/$/, "")),
+    );
     for (const n of names(cells[1] ?? "")) {
       if (n.startsWith("src/")) table.set(n.slice(4).replace(/\/$/, ""), allowed);
     }
@@ -140,9 +142,12 @@ describe("the source's shape", () => {
       const used = new Set(layerGraph.get(layer) ?? []);
       if (allowed.has("*")) continue;
       for (const l of used) if (!allowed.has(l)) breaches.push(`${layer} imports ${l}`);
-      for (const l of allowed) if (!used.has(l)) unused.push(`${layer} may import ${l} but does not`);
+      for (const l of allowed)
+        if (!used.has(l)) unused.push(`${layer} may import ${l} but does not`);
     }
     expect(breaches, "imports the table does not allow").toEqual([]);
-    expect(unused, "the table allows imports the code does not make: make the row exact").toEqual([]);
+    expect(unused, "the table allows imports the code does not make: make the row exact").toEqual(
+      [],
+    );
   });
 });

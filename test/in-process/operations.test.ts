@@ -40,7 +40,10 @@ describe("adding an operation", () => {
     // Fastify's own path syntax: {quiz_id} → :quiz_id.
     const url = row.path.replace(/\{(\w+)\}/g, ":$1");
     for (const prefix of ["", "/api"]) {
-      expect(svc.app.hasRoute({ method: row.method, url: `${prefix}${url}` }), `${row.method} ${prefix}${url}`).toBe(true);
+      expect(
+        svc.app.hasRoute({ method: row.method, url: `${prefix}${url}` }),
+        `${row.method} ${prefix}${url}`,
+      ).toBe(true);
     }
   });
 });
