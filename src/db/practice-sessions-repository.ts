@@ -13,7 +13,6 @@ import { liveQuiz, summaryColumns, summaryColumnsOfS } from "./session-columns.j
  */
 
 /** The unique key that allows one in-progress session per user and quiz. */
-export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
 
 const sessionColumns = summaryColumnsOfS;
 
@@ -217,7 +216,6 @@ export async function findSessionForAnswer(
 }
 
 /** The unique key that allows one answer per question and session. */
-export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
 
 /**
  * Inserts an answer. Throws a duplicate-key error on

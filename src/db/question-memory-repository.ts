@@ -168,7 +168,6 @@ export function requireSaved(previous: QuestionMemory | undefined, affectedRows:
 }
 
 /** The memory table's primary key (user_id, question_id), as duplicate-key errors name it. */
-export const QUESTION_MEMORY_KEY = "PRIMARY";
 
 /** One row of the learner's memory of a quiz, as the due list shows it. */
 export interface MemoryRow {
