@@ -2,7 +2,7 @@ import type { Transaction } from "kysely";
 import { writeAnswer } from "../db/answer-writes.js";
 import type { Database } from "../db/database.js";
 import { isLostRace } from "../db/errors.js";
-import { outboxEvent, recordEvents } from "../db/outbox-event.js";
+import { recordEvents } from "../db/outbox-event.js";
 import {
   countAnswer,
   countAnswerIfUnchanged,
@@ -129,7 +129,7 @@ export async function submitAnswer(
           previous: question.memory,
           next: rememberAnswer(question.memory, correct, answer.answeredAt),
         },
-        events: [outboxEvent(answerSubmitted(userId, after, submitted))],
+        events: [answerSubmitted(userId, after, submitted)],
       });
       return { answer, session: after, created: true };
     });

@@ -1,5 +1,3 @@
-import { REQUEST_TIMEOUT_MS } from "../limits.js";
-
 /**
  * How a write that lost a race runs again: Galera nodes writing one row conflict
  * repeatedly, so a full-jitter wait spreads them out, within the request's deadline.
@@ -16,12 +14,15 @@ export interface RetryPolicy {
   signal?: AbortSignal;
 }
 
-/** The budget is the request's own deadline by default (server.ts passes the configured one). */
+/**
+ * In a call, the budget is what the call has left (edge/call-limits.ts sets it per call);
+ * outside one (scripts, tests) only `maxAttempts` bounds the retries, some 1.4 s of waits.
+ */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 8,
   baseDelayMs: 4,
   maxDelayMs: 200,
-  budgetMs: REQUEST_TIMEOUT_MS,
+  budgetMs: Number.POSITIVE_INFINITY,
 };
 
 /** Random wait before attempt `n + 1` (n >= 1): uniform in [0, min(max, base * 2^(n-1))). */
