@@ -1,3 +1,4 @@
+import { sleep } from "../domain/clock.js";
 /**
  * How a write that lost a race runs again: Galera nodes writing one row conflict
  * repeatedly, so a full-jitter wait spreads them out, within the request's deadline.
@@ -48,24 +49,8 @@ export async function withRetries<T>(
       if (!retryable(err) || n >= policy.maxAttempts) throw err;
       const delay = backoffDelay(policy, n);
       if (Date.now() + delay - started > policy.budgetMs) throw err;
-      if (delay > 0) await wait(delay, policy.signal);
+      if (delay > 0) await sleep(delay, policy.signal);
       policy.signal?.throwIfAborted();
     }
   }
-}
-
-/** Resolves after `ms`, or rejects with `signal`'s reason as soon as it aborts. */
-function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
