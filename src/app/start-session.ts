@@ -1,15 +1,14 @@
 import type { Db } from "../db/database.js";
 import { isLostRace } from "../db/errors.js";
 import { recordEvents } from "../db/outbox-event.js";
+import { findSnapshot, findStartState } from "../db/practice-sessions-repository.js";
 import {
   deleteStaleSession,
   findMissedQuestions,
-  findSnapshot,
-  findStartState,
   insertSessionCountingQuestions,
   insertSessionOfQuestions,
   insertSnapshot,
-} from "../db/practice-sessions-repository.js";
+} from "../db/session-start-repository.js";
 import { sessionExpired, sessionStarted } from "../domain/events.js";
 import { MAX_REVIEW_QUESTIONS } from "../domain/memory.js";
 import {
