@@ -31,7 +31,7 @@ import { systemClock } from "../src/domain/clock.js";
 import { answerSubmitted } from "../src/domain/events.js";
 import { isCorrectAnswer } from "../src/domain/scoring.js";
 import { withProgress } from "../src/domain/session.js";
-import { outboxEvent } from "../src/events/cloud-event.js";
+import { outboxEvent } from "../src/db/outbox-event.js";
 import { log } from "./lib/children.js";
 import { writeReport } from "./lib/report.js";
 

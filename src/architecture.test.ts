@@ -71,7 +71,9 @@ function cycles(graph: Map<string, string[]>): string[][] {
 /** A file's layer: its folder under src (app, db, rest...), or the file itself at the top. */
 function layerOf(file: string): string {
   const path = relative(SRC, file);
-  return path.includes("/") ? (path.split("/")[0] ?? path) : path;
+  // Outside src (gen/): the top folder.
+  const parts = path.startsWith("../") ? path.split("/").slice(1) : path.split("/");
+  return parts.length > 1 ? (parts[0] ?? path) : path;
 }
 
 const files = sources(SRC);
@@ -84,6 +86,29 @@ for (const f of files) {
     .map(layerOf)
     .filter((l) => l !== layerOf(f));
   layerGraph.set(layerOf(f), [...(layerGraph.get(layerOf(f)) ?? []), ...targets]);
+}
+
+/**
+ * The "Layers" table of docs/architecture.md: each row's layers (the backticked `src/...` names
+ * of its first column) and the layers its "May import" column allows (backticked names; `*`
+ * allows every layer). The document is the rule; this test holds the code to it.
+ */
+function layerTable(): Map<string, Set<string>> {
+  const doc = readFileSync(join(SRC, "..", "docs", "architecture.md"), "utf8");
+  const section = doc.split(/^## Layers$/m)[1]?.split(/^## /m)[0] ?? "";
+  const table = new Map<string, Set<string>>();
+  for (const line of section.split("\n")) {
+    const cells = line.split("|").map((c) => c.trim());
+    if (cells.length < 5 || !cells[1]?.includes("`src/")) continue;
+    const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? "");
+    const allowed = new Set(
+      names(cells[3] ?? "").map((n) => n.replace(/^src\//, "").replace(/\/$/, "")),
+    );
+    for (const n of names(cells[1] ?? "")) {
+      if (n.startsWith("src/")) table.set(n.slice(4).replace(/\/$/, ""), allowed);
+    }
+  }
+  return table;
 }
 
 /** Packages that only compute (no I/O, no dependencies), which domain rules may use. */
@@ -105,5 +130,24 @@ describe("the source's shape", () => {
 
   it("nor between layers (src/ops never imports src/rest while src/rest imports src/ops)", () => {
     expect(cycles(layerGraph)).toEqual([]);
+  });
+
+  it("each layer imports only the layers its row of docs/architecture.md allows, and every one it allows", () => {
+    const table = layerTable();
+    const unlisted = [...layerGraph.keys()].filter((l) => !table.has(l));
+    expect(unlisted, "layers with no row in docs/architecture.md").toEqual([]);
+    const breaches: string[] = [];
+    const unused: string[] = [];
+    for (const [layer, allowed] of table) {
+      const used = new Set(layerGraph.get(layer) ?? []);
+      if (allowed.has("*")) continue;
+      for (const l of used) if (!allowed.has(l)) breaches.push(`${layer} imports ${l}`);
+      for (const l of allowed)
+        if (!used.has(l)) unused.push(`${layer} may import ${l} but does not`);
+    }
+    expect(breaches, "imports the table does not allow").toEqual([]);
+    expect(unused, "the table allows imports the code does not make: make the row exact").toEqual(
+      [],
+    );
   });
 });

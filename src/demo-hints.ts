@@ -1,5 +1,6 @@
 import { signToken } from "./auth/tokens.js";
 import { type Config, DEFAULT_DATABASE_URL } from "./config.js";
+import { describeStore } from "./db/store-url.js";
 import { PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
 /**
@@ -43,4 +44,36 @@ export function practiceLinkLines(base: string, quizId: string, token: string): 
     `Practise quiz ${quizId} in the browser, as user 'demo':`,
     `  ${base}${PRACTICE_PAGE_PATH}?quiz=${quizId}#token=${token}`,
   ];
+}
+
+/** What `npm start` prints on a development start (no JWT key set): where to go, and a token. */
+export function devBanner(o: {
+  base: string;
+  scrapePort: number;
+  databaseUrl: string;
+  quizIds: readonly string[];
+  token: string;
+  practicePage: boolean;
+}): string {
+  const quiz = o.quizIds[0] ?? "QUIZ_ID";
+  const hasQuizzes = o.quizIds.length > 0;
+  return [
+    "",
+    `Start here: ${o.base}/ (where to go next: the API document, health, the docs)`,
+    `Metrics: http://127.0.0.1:${o.scrapePort}/metrics (METRICS_PORT)`,
+    `Store: ${describeStore(o.databaseUrl)}`,
+    ...(o.practicePage && hasQuizzes ? practiceLinkLines(o.base, quiz, o.token) : []),
+    "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
+    `  export TOKEN=${o.token}`,
+    ...(hasQuizzes
+      ? [`Try it on quiz ${quiz}:`]
+      : [
+          "No quizzes yet. To add the two demo quizzes to this store, run in another shell:",
+          `  ${seedDemoCommand(o.databaseUrl)}`,
+          "(it prints the practice link). Then try it:",
+        ]),
+    `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${o.base}/quizzes/${quiz}/sessions`,
+    `  curl -s -H "authorization: Bearer $TOKEN" ${o.base}/quizzes/${quiz}/sessions`,
+    "",
+  ].join("\n");
 }

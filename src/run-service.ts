@@ -6,11 +6,12 @@ import { type Logger, pino } from "pino";
 import { createAuthenticator } from "./auth/authenticator.js";
 import { devSecret } from "./auth/tokens.js";
 import { type Config, loadConfig } from "./config.js";
-import { createDatabaseIfMissing, describeStore, openDatabase } from "./db/connect.js";
+import { describeStore, openDatabase } from "./db/connect.js";
+import type { Db } from "./db/database.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
-import { demoToken, localBase, practiceLinkLines, seedDemoCommand } from "./demo-hints.js";
+import { demoToken, devBanner, localBase } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { metricsListener } from "./edge/metrics-listener.js";
@@ -23,8 +24,6 @@ import { Metrics } from "./ops/metrics.js";
 import { projectRoot, requirePatches } from "./ops/patches-applied.js";
 import {
   checkTlsFiles,
-  databaseFailure,
-  databaseMayHeal,
   flushLogSync,
   listenFailure,
   runEntry,
@@ -32,6 +31,7 @@ import {
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
+import { waitForDatabase } from "./ops/wait-for-database.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
@@ -66,49 +66,7 @@ async function main() {
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
   const jwt = devMode ? { ...config.jwt, secret: devSecret() } : config.jwt;
 
-  await waitForDatabase(config, logger, stop);
-  const database = openDatabase({
-    url: config.databaseUrl,
-    poolSize: config.dbPoolSize,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-    ...databaseLimits(config),
-  });
-  stop.closeOnStop(() => database.close());
-  if (config.migrateOnStart) {
-    // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
-    // A stop ends a wait for another replica's migration, never one under way.
-    const lock = { signal: stop.signal };
-    const applied = await migrateToLatest(database.db, lock).catch(async (err: unknown) => {
-      await stop.checkpoint();
-      await database.close();
-      throw err;
-    });
-    logger.info(
-      { store: database.store, applied },
-      `database migrated (${describeStore(config.databaseUrl)})`,
-    );
-  } else {
-    logger.info("MIGRATE_ON_START=false: not ready until `npm run migrate` has run");
-  }
-  // A migration is left to finish: half of one is worse than the wait.
-  await stop.checkpoint();
-  let reads: ReadRouting | undefined;
-  let readDatabase: ReturnType<typeof openDatabase> | undefined;
-  if (config.databaseReadUrl !== undefined) {
-    readDatabase = openDatabase({
-      url: config.databaseReadUrl,
-      poolSize: config.dbPoolSize,
-      connectTimeoutMs: config.dbConnectTimeoutMs,
-      ...databaseLimits(config),
-    });
-    stop.closeOnStop(() => readDatabase?.close());
-    const replicaReads = new ReplicaReads(database.db, readDatabase.db);
-    if (!(await replicaReads.check())) {
-      logger.warn("the read replica does not answer: reads go to the primary until it does");
-    }
-    reads = replicaReads;
-    logger.info(`reads routed to ${describeStore(config.databaseReadUrl)}`);
-  }
+  const { database, readDatabase, reads } = await openStores(config, logger, stop);
   // The embedded store is for trying the service: give it something to practise.
   // Without migrations at start-up the tables may not exist yet: no demo hints then.
   let quizIds = config.migrateOnStart ? await liveQuizIds(database.db, 2) : [];
@@ -158,82 +116,50 @@ async function main() {
     tracing: tracingStarted(),
   });
   const port = servePort(app, { tls: config.tls, edge: config.edge });
-  try {
-    await port.listen(config.port, config.host);
-  } catch (err) {
-    await database.close();
-    const line = listenFailure(err, config.host, config.port, "PORT");
-    throw line === undefined ? err : new StartupError(line);
-  }
+  await listenNamed(
+    "PORT",
+    config.host,
+    config.port,
+    () => port.listen(config.port, config.host),
+    () => database.close(),
+  );
   const address = port.server.address();
   const actualPort = typeof address === "object" && address ? address.port : config.port;
   // "listening" only once both ports are: a busy METRICS_PORT's line is then the last one.
   const scrape = metricsListener(metrics, health);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      scrape.once("error", reject);
-      scrape.listen(config.metricsPort, config.host, () => resolve());
-    });
-  } catch (err) {
-    await port.close(0);
-    await database.close();
-    const line = listenFailure(err, config.host, config.metricsPort, "METRICS_PORT");
-    throw line === undefined ? err : new StartupError(line);
-  }
+  await listenNamed(
+    "METRICS_PORT",
+    config.host,
+    config.metricsPort,
+    () =>
+      new Promise<void>((resolve, reject) => {
+        scrape.once("error", reject);
+        scrape.listen(config.metricsPort, config.host, () => resolve());
+      }),
+    async () => {
+      await port.close(0);
+      await database.close();
+    },
+  );
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
   logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
-  // Events always go to the outbox; they leave it only when a relay runs.
-  const { nats, relayInProcess } = config.events;
-  const relay =
-    nats && relayInProcess
-      ? new OutboxRelay({
-          db: database.db,
-          target: nats,
-          logger,
-          metrics: outboxMetrics,
-          batchSize: config.events.batchSize,
-          leaseMs: config.events.leaseMs,
-        })
-      : undefined;
-  relay?.start();
-  logger.info(
-    { nats: nats?.url, stream: nats?.stream, relay: relay !== undefined },
-    relay
-      ? "outbox relay on"
-      : nats
-        ? "outbox relay off here (OUTBOX_RELAY=off): run npm run relay"
-        : "outbox relay off (no NATS_URL): events wait in the outbox",
-  );
+  const relay = startRelay(config, database.db, logger, outboxMetrics);
 
   if (devMode && jwt.secret !== undefined) {
-    const token = await demoToken(jwt.secret);
     const base = localBase(config, actualPort);
-    const quiz = quizIds[0] ?? "QUIZ_ID";
-    const pageLines =
-      practicePage && quizIds.length > 0 ? practiceLinkLines(base, quiz, token) : [];
+    const token = await demoToken(jwt.secret);
     console.log(
-      [
-        "",
-        `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
-        `Metrics: http://127.0.0.1:${scrapePort}/metrics (METRICS_PORT)`,
-        `Store: ${describeStore(config.databaseUrl)}`,
-        ...pageLines,
-        "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
-        `  export TOKEN=${token}`,
-        ...(quizIds.length > 0
-          ? [`Try it on quiz ${quiz}:`]
-          : [
-              "No quizzes yet. To add the two demo quizzes to this store, run in another shell:",
-              `  ${seedDemoCommand(config.databaseUrl)}`,
-              "(it prints the practice link). Then try it:",
-            ]),
-        `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
-        `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
-        "",
-      ].join("\n"),
+      devBanner({
+        base,
+        scrapePort,
+        databaseUrl: config.databaseUrl,
+        quizIds,
+        token,
+        practicePage: practicePage !== undefined,
+      }),
     );
   }
 
@@ -272,34 +198,94 @@ async function main() {
 }
 
 /**
- * Creates the database if missing, retrying for DATABASE_WAIT_MS only while
- * the server may still be starting; a refused login, an unknown host or a
- * missing right ends the start at once. One warning, not one per try.
+ * The users' database, created if missing and migrated (MIGRATE_ON_START), and the read replica
+ * when DATABASE_READ_URL is set: each closed on a stop.
  */
-async function waitForDatabase(config: Config, logger: pino.Logger, stop: Stop) {
-  const deadline = Date.now() + config.databaseWaitMs;
-  let warned = false;
-  for (;;) {
-    try {
-      await stop.until(createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs));
-      return;
-    } catch (err) {
-      if (!databaseMayHeal(err) || Date.now() >= deadline) {
-        const line = databaseFailure(err, config.databaseUrl);
-        throw line === undefined ? err : new StartupError(line);
-      }
-      if (!warned) {
-        warned = true;
-        const seconds = config.databaseWaitMs / 1000;
-        logger.warn(
-          { err: String(err) },
-          `database not reachable yet: will keep trying for ${seconds} s (DATABASE_WAIT_MS)`,
-        );
-      }
-      await stop.until(
-        new Promise((resolve) => setTimeout(resolve, Math.min(1000, deadline - Date.now()))),
-      );
+async function openStores(config: Config, logger: Logger, stop: Stop) {
+  const open = (url: string) =>
+    openDatabase({
+      url,
+      poolSize: config.dbPoolSize,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      ...databaseLimits(config),
+    });
+  await waitForDatabase(config, logger, stop);
+  const database = open(config.databaseUrl);
+  stop.closeOnStop(() => database.close());
+  if (config.migrateOnStart) {
+    // Safe with many replicas starting at once: one applies, the others wait (migrate.ts).
+    // A stop ends a wait for another replica's migration, never one under way.
+    const lock = { signal: stop.signal };
+    const applied = await migrateToLatest(database.db, lock).catch(async (err: unknown) => {
+      await stop.checkpoint();
+      await database.close();
+      throw err;
+    });
+    logger.info(
+      { store: database.store, applied },
+      `database migrated (${describeStore(config.databaseUrl)})`,
+    );
+  } else {
+    logger.info("MIGRATE_ON_START=false: not ready until `npm run migrate` has run");
+  }
+  // A migration is left to finish: half of one is worse than the wait.
+  await stop.checkpoint();
+  let reads: ReadRouting | undefined;
+  let readDatabase: ReturnType<typeof openDatabase> | undefined;
+  if (config.databaseReadUrl !== undefined) {
+    readDatabase = open(config.databaseReadUrl);
+    stop.closeOnStop(() => readDatabase?.close());
+    const replicaReads = new ReplicaReads(database.db, readDatabase.db);
+    if (!(await replicaReads.check())) {
+      logger.warn("the read replica does not answer: reads go to the primary until it does");
     }
+    reads = replicaReads;
+    logger.info(`reads routed to ${describeStore(config.databaseReadUrl)}`);
+  }
+  return { database, readDatabase, reads };
+}
+
+/** The outbox relay in this process, when NATS_URL is set and OUTBOX_RELAY is not off. */
+function startRelay(config: Config, db: Db, logger: Logger, metrics: OutboxMetrics) {
+  // Events always go to the outbox; they leave it only when a relay runs.
+  const { nats, relayInProcess } = config.events;
+  const relay =
+    nats && relayInProcess
+      ? new OutboxRelay({
+          db,
+          target: nats,
+          logger,
+          metrics,
+          batchSize: config.events.batchSize,
+          leaseMs: config.events.leaseMs,
+        })
+      : undefined;
+  relay?.start();
+  logger.info(
+    { nats: nats?.url, stream: nats?.stream, relay: relay !== undefined },
+    relay
+      ? "outbox relay on"
+      : nats
+        ? "outbox relay off here (OUTBOX_RELAY=off): run npm run relay"
+        : "outbox relay off (no NATS_URL): events wait in the outbox",
+  );
+  return relay;
+}
+
+/** Listens, or cleans up and throws the one line that names the setting (`PORT`, `METRICS_PORT`). */
+async function listenNamed(
+  setting: Parameters<typeof listenFailure>[3],
+  host: string,
+  port: number,
+  listen: () => Promise<void>,
+  cleanUp: () => Promise<void>,
+): Promise<void> {
+  try {
+    await listen();
+  } catch (err) {
+    await cleanUp();
+    const line = listenFailure(err, host, port, setting);
+    throw line === undefined ? err : new StartupError(line);
   }
 }
 

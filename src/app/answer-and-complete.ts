@@ -1,8 +1,8 @@
 import type { Transaction } from "kysely";
 import { writeAnswer } from "../db/answer-writes.js";
 import type { Database } from "../db/database.js";
-import { isDuplicateKey, isForeignKeyViolation, RowMoved } from "../db/errors.js";
-import { insertEvents } from "../db/outbox-repository.js";
+import { isLostRace } from "../db/errors.js";
+import { recordEvents } from "../db/outbox-event.js";
 import {
   countAnswer,
   countAnswerIfUnchanged,
@@ -13,13 +13,8 @@ import {
   findUnanswered,
   lockSession,
   markCompleted,
-  ONE_ANSWER_PER_QUESTION_KEY,
 } from "../db/practice-sessions-repository.js";
-import {
-  insertMemories,
-  QUESTION_MEMORY_KEY,
-  saveMemory,
-} from "../db/question-memory-repository.js";
+import { insertMemories, saveMemory } from "../db/question-memory-repository.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { rememberAnswer } from "../domain/memory.js";
@@ -36,7 +31,6 @@ import {
   type SessionSummary,
   withProgress,
 } from "../domain/session.js";
-import { outboxEvent } from "../events/cloud-event.js";
 import { errors } from "./errors.js";
 import { guard, retrying } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
@@ -135,26 +129,14 @@ export async function submitAnswer(
           previous: question.memory,
           next: rememberAnswer(question.memory, correct, answer.answeredAt),
         },
-        events: [outboxEvent(answerSubmitted(userId, after, submitted))],
-      }).catch((err: unknown) => {
-        // The question was deleted between the snapshot check and the insert.
-        if (isForeignKeyViolation(err)) throw errors.questionNotInSession();
-        throw err;
+        events: [answerSubmitted(userId, after, submitted)],
       });
       return { answer, session: after, created: true };
     });
-  // A duplicate key means another cluster node stored an answer (or a first
-  // memory of the question) meanwhile, row locks not being shared; a session
-  // or memory that moved since it was read, another answer: the next attempt
-  // reads it and decides.
-  return retrying(
-    submit,
-    retry,
-    (err) =>
-      isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) ||
-      isDuplicateKey(err, QUESTION_MEMORY_KEY) ||
-      err instanceof RowMoved,
-  );
+  // Another node stored an answer or a first memory of the question meanwhile, the session or
+  // memory moved, or the question was deleted since the check: the next attempt reads it and
+  // decides (a deleted question is then not in the session).
+  return retrying(submit, retry, isLostRace);
 }
 
 /** findSessionForAnswer's answer, read under the session's row lock. */
@@ -194,11 +176,11 @@ export async function completeSession(
         const completedAt = notBefore(now, session.startedAt, latestAnswer);
         await markCompleted(trx, sessionId, completedAt);
         await rememberUnanswered(trx, userId, session, completedAt);
-        await insertEvents(trx, [outboxEvent(sessionCompleted(userId, session, completedAt))]);
+        await recordEvents(trx, [sessionCompleted(userId, session, completedAt)]);
       }),
     retry,
     // A memory row another answer moved meanwhile: the next attempt reads it.
-    (err) => isDuplicateKey(err, QUESTION_MEMORY_KEY) || err instanceof RowMoved,
+    isLostRace,
   );
   // The user's session with its answers, oldest first, read after the commit.
   return guard(async () => {

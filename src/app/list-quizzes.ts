@@ -1,8 +1,8 @@
 import { listLiveQuizzes, type QuizListRow } from "../db/quiz-list-repository.js";
 import type { ReadRouting } from "../db/read-routing.js";
 import type { Clock } from "../domain/clock.js";
-import { isDatabaseId, MAX_PAGE_SIZE, staleCutoff } from "../domain/session.js";
-import { errors } from "./errors.js";
+import { isDatabaseId, staleCutoff } from "../domain/session.js";
+import { pageInput } from "./page-input.js";
 import { toServiceError } from "./service-errors.js";
 
 /** Quizzes per page when the caller does not say. */
@@ -26,14 +26,11 @@ export async function listQuizzes(
   userId: string,
   input: { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<QuizPage> {
-  const limit = input.limit ?? DEFAULT_QUIZ_PAGE_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  const cursor = input.cursor ? input.cursor : undefined;
-  if (cursor !== undefined && !isDatabaseId(cursor)) {
-    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
-  }
+  const { limit, after: cursor } = pageInput(
+    input,
+    (c) => (isDatabaseId(c) ? c : undefined),
+    DEFAULT_QUIZ_PAGE_SIZE,
+  );
   const now = clock.now();
   let quizzes: QuizListRow[];
   try {

@@ -2,10 +2,8 @@ import { findSessionWithAnswers, findSnapshot } from "../db/practice-sessions-re
 import { findSessionPage } from "../db/session-page.js";
 import { decodeCursor, encodeCursor } from "../domain/cursor.js";
 import {
-  DEFAULT_PAGE_SIZE,
   isDatabaseId,
   isSessionId,
-  MAX_PAGE_SIZE,
   type Session,
   type SessionProgress,
   type SessionStatus,
@@ -15,6 +13,7 @@ import {
   withProgress,
 } from "../domain/session.js";
 import { errors } from "./errors.js";
+import { pageInput } from "./page-input.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { requireWellFormed } from "./well-formed.js";
@@ -47,14 +46,7 @@ export async function listSessions(
   input: ListSessionsInput,
 ): Promise<SessionPage> {
   requireWellFormed({ quiz_id: input.quizId, cursor: input.cursor });
-  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  const after = input.cursor ? decodeCursor(input.cursor) : undefined;
-  if (input.cursor && after === undefined) {
-    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
-  }
+  const { limit, after } = pageInput(input, decodeCursor);
   if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
   const sessions = await guard(() =>

@@ -1,5 +1,4 @@
-import { REQUEST_TIMEOUT_MS } from "../limits.js";
-
+import { sleep } from "../domain/clock.js";
 /**
  * How a write that lost a race runs again: Galera nodes writing one row conflict
  * repeatedly, so a full-jitter wait spreads them out, within the request's deadline.
@@ -16,12 +15,15 @@ export interface RetryPolicy {
   signal?: AbortSignal;
 }
 
-/** The budget is the request's own deadline by default (server.ts passes the configured one). */
+/**
+ * In a call, the budget is what the call has left (edge/call-limits.ts sets it per call);
+ * outside one (scripts, tests) only `maxAttempts` bounds the retries, some 1.4 s of waits.
+ */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 8,
   baseDelayMs: 4,
   maxDelayMs: 200,
-  budgetMs: REQUEST_TIMEOUT_MS,
+  budgetMs: Number.POSITIVE_INFINITY,
 };
 
 /** Random wait before attempt `n + 1` (n >= 1): uniform in [0, min(max, base * 2^(n-1))). */
@@ -47,24 +49,8 @@ export async function withRetries<T>(
       if (!retryable(err) || n >= policy.maxAttempts) throw err;
       const delay = backoffDelay(policy, n);
       if (Date.now() + delay - started > policy.budgetMs) throw err;
-      if (delay > 0) await wait(delay, policy.signal);
+      if (delay > 0) await sleep(delay, policy.signal);
       policy.signal?.throwIfAborted();
     }
   }
-}
-
-/** Resolves after `ms`, or rejects with `signal`'s reason as soon as it aborts. */
-function wait(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -7,8 +7,9 @@ import {
 } from "../db/question-memory-repository.js";
 import { type DueCursor, decodeDueCursor, encodeDueCursor } from "../domain/cursor.js";
 import type { DueQuestion, DueQuestions } from "../domain/memory.js";
-import { DEFAULT_PAGE_SIZE, isDatabaseId, MAX_PAGE_SIZE } from "../domain/session.js";
+import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
+import { pageInput } from "./page-input.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { requireWellFormed } from "./well-formed.js";
@@ -37,14 +38,7 @@ export async function listDueQuestions(
   input: DuePageInput = {},
 ): Promise<DuePage> {
   requireWellFormed({ quiz_id: quizId, cursor: input.cursor });
-  const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw errors.invalidArgument(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  const after = input.cursor ? decodeDueCursor(input.cursor) : undefined;
-  if (input.cursor && after === undefined) {
-    throw errors.invalidArgument("cursor is not a next_cursor this service returned");
-  }
+  const { limit, after } = pageInput(input, decodeDueCursor);
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   const now = clock.now();
   const due = await guard(() =>

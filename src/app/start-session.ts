@@ -1,16 +1,14 @@
 import type { Db } from "../db/database.js";
-import { isDuplicateKey, isForeignKeyViolation } from "../db/errors.js";
-import { insertEvents } from "../db/outbox-repository.js";
+import { isLostRace } from "../db/errors.js";
+import { recordEvents } from "../db/outbox-event.js";
+import { findSnapshot, findStartState } from "../db/practice-sessions-repository.js";
 import {
   deleteStaleSession,
   findMissedQuestions,
-  findSnapshot,
-  findStartState,
   insertSessionCountingQuestions,
   insertSessionOfQuestions,
   insertSnapshot,
-  ONE_ACTIVE_SESSION_KEY,
-} from "../db/practice-sessions-repository.js";
+} from "../db/session-start-repository.js";
 import { sessionExpired, sessionStarted } from "../domain/events.js";
 import { MAX_REVIEW_QUESTIONS } from "../domain/memory.js";
 import {
@@ -24,7 +22,6 @@ import {
   toSnapshot,
   withProgress,
 } from "../domain/session.js";
-import { outboxEvent } from "../events/cloud-event.js";
 import { errors } from "./errors.js";
 import { findDueQuestions } from "./review.js";
 import { retrying } from "./service-errors.js";
@@ -59,9 +56,9 @@ export async function startSession(
   return retrying(
     () => startOnce(ctx, userId, quizId, mode),
     ctx.retry,
-    // A review snapshot's question deleted between its read and the insert:
-    // the next attempt reads what is due without it.
-    (err) => isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY) || isForeignKeyViolation(err),
+    // Another start won, or a snapshot's question was deleted between its read
+    // and the insert: the next attempt resumes the winner or reads without it.
+    isLostRace,
   );
 }
 
@@ -86,7 +83,7 @@ async function startOnce(
     await db.transaction().execute(async (trx) => {
       const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
       if (deleted > 0) {
-        await insertEvents(trx, [outboxEvent(sessionExpired(userId, existing, now))]);
+        await recordEvents(trx, [sessionExpired(userId, existing, now)]);
       }
     });
   }
@@ -104,7 +101,7 @@ async function startOnce(
     await insertSnapshot(trx, id, quizId);
     const snapshot = await findSnapshot(trx, id);
     const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length, mode };
-    await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
+    await recordEvents(trx, [sessionStarted(userId, started)]);
     return snapshot;
   });
   if (snapshot.length === 0) throw errors.quizHasNoQuestions();
@@ -139,7 +136,7 @@ async function startOfQuestions(
     );
     const snapshot = await findSnapshot(trx, id);
     const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length, mode };
-    await insertEvents(trx, [outboxEvent(sessionStarted(userId, started))]);
+    await recordEvents(trx, [sessionStarted(userId, started)]);
     return snapshot;
   });
   return created(id, quizId, now, mode, snapshot);

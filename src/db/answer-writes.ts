@@ -1,9 +1,11 @@
 import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from "kysely";
+import type { SessionEvent } from "../domain/events.js";
 import type { QuestionMemory } from "../domain/memory.js";
 import { rawStatement } from "./cancel.js";
 import type { Database, NewAnswer } from "./database.js";
 import { inlineValues } from "./inline-values.js";
-import { insertEventsStatement, type OutboxEvent } from "./outbox-repository.js";
+import { outboxEvent } from "./outbox-event.js";
+import { insertEventsStatement } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
 
@@ -11,7 +13,8 @@ import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-me
 export interface AnswerWrites {
   answer: NewAnswer;
   memory: { key: MemoryKey; previous: QuestionMemory | undefined; next: QuestionMemory };
-  events: readonly [OutboxEvent, ...OutboxEvent[]];
+  /** The change's events, encoded for the outbox here. */
+  events: readonly [SessionEvent, ...SessionEvent[]];
 }
 
 /**
@@ -20,7 +23,8 @@ export interface AnswerWrites {
  * event (insertEvents). On MySQL/MariaDB the three statements go to the
  * server in one request, a round trip instead of three, their values as
  * literals no sql_mode reads differently (inline-values.ts); elsewhere
- * (SQLite, in-process; Galera, or not yet known) one after another. Fails as the three would one by one: a duplicate key
+ * (SQLite, in-process; Galera, or not yet known) one after another. Fails as
+ * the three would one by one: a duplicate key
  * (the answer's or the memory's), a foreign key (the question is gone),
  * MemoryMoved; the server runs none after the one that fails, and the
  * transaction rolls back.
@@ -30,17 +34,20 @@ export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): 
   const affected = await executeInTurn(trx, [
     insertAnswerStatement(trx, w.answer),
     saveMemoryStatement(trx, key, previous, next),
-    insertEventsStatement(trx, w.events),
+    insertEventsStatement(
+      trx,
+      w.events.map((e) => outboxEvent(e)),
+    ),
   ]);
   requireSaved(previous, affected[1] ?? 0);
 }
 
 /** Databases whose connections take several statements in one request, and whether they may now. */
-const together = new WeakMap<DialectAdapter, () => boolean>();
+const oneRequestAllowed = new WeakMap<DialectAdapter, () => boolean>();
 
 /** Lets `db`'s answers send their writes in one request while `allowed()` (connect.ts). */
 export function allowWritesTogether(db: Kysely<Database>, allowed: () => boolean): void {
-  together.set(db.getExecutor().adapter, allowed);
+  oneRequestAllowed.set(db.getExecutor().adapter, allowed);
 }
 
 /** Runs statements in order, as one request where the database allows; the rows each affected. */
@@ -48,7 +55,7 @@ async function executeInTurn(
   trx: Transaction<Database>,
   statements: CompiledQuery[],
 ): Promise<number[]> {
-  if (together.get(trx.getExecutor().adapter)?.() !== true) {
+  if (oneRequestAllowed.get(trx.getExecutor().adapter)?.() !== true) {
     const affected: number[] = [];
     for (const s of statements) {
       affected.push(Number((await trx.executeQuery(s)).numAffectedRows ?? 0));

@@ -20,12 +20,8 @@ import {
  * with the call whose Kysely compiled it, whatever context its promise
  * runs in.
  *
- * The mark is a property of the statement's root node, and a call's
- * signalled databases hang on its signal: plain references, no WeakMap.
- * V8's young-generation collections hold a WeakMap's values strongly, so
- * a map from statements or signals to what leads back to the call would
- * carry every call's objects through them, and V8 then allocates such
- * objects (Kysely's among them) in the old generation from the start.
+ * The mark is a property of the statement's root node, and a call's signalled databases hang on
+ * its signal: plain references, no WeakMap (docs/decisions.md says why).
  */
 const CALL_SIGNAL = Symbol("call signal");
 

@@ -104,3 +104,25 @@ export function isForeignKeyViolation(err: unknown): boolean {
  * runs its transaction again.
  */
 export class RowMoved extends Error {}
+
+/** The unique key of one in-progress session per user and quiz. */
+export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
+/** The unique key of one answer per question of a session. */
+export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
+/** practice_question_memory's primary key (user, question). */
+export const QUESTION_MEMORY_KEY = "PRIMARY";
+
+/**
+ * Whether a write lost a race with another writer: a unique key taken meanwhile (on a cluster
+ * row locks are not shared), a row that moved since it was read, or one it refers to deleted
+ * meanwhile. Nothing was written; the use case runs again, reads what is there now and decides.
+ */
+export function isLostRace(err: unknown): boolean {
+  return (
+    err instanceof RowMoved ||
+    isForeignKeyViolation(err) ||
+    isDuplicateKey(err, ONE_ACTIVE_SESSION_KEY) ||
+    isDuplicateKey(err, ONE_ANSWER_PER_QUESTION_KEY) ||
+    isDuplicateKey(err, QUESTION_MEMORY_KEY)
+  );
+}

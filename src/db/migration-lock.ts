@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
+import { sleep } from "../domain/clock.js";
 import type { Db } from "./database.js";
 import { isDuplicateKey, isTransientConflict } from "./errors.js";
 
@@ -58,7 +59,7 @@ export async function withMigrationLock<T>(
       throw new Error(`another process has held the migration lock for over ${waitMs} ms`);
     }
     options.signal?.throwIfAborted();
-    await pause(pollMs * (1 + Math.random()), options.signal);
+    await sleep(pollMs * (1 + Math.random()), options.signal);
   }
 }
 
@@ -77,19 +78,4 @@ async function take(db: Db, holder: string): Promise<boolean> {
     if (isDuplicateKey(err, "PRIMARY") || isTransientConflict(err)) return false;
     throw err;
   }
-}
-
-/** Resolves after `ms`, or rejects with `signal`'s reason once it aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

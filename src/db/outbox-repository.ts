@@ -8,7 +8,7 @@ import type { Database, Db } from "./database.js";
  * deletes them once published.
  */
 
-/** An event encoded for the outbox (src/events/cloud-event.ts), published as it is. */
+/** An event encoded for the outbox (src/db/outbox-event.ts), published as it is. */
 export interface OutboxEvent {
   /** The CloudEvents `id` (a UUIDv7), also the JetStream message id. */
   id: string;

@@ -1,7 +1,7 @@
-import { type CompiledQuery, sql, type Transaction } from "kysely";
+import type { CompiledQuery, Transaction } from "kysely";
 import type { QuestionMemory } from "../domain/memory.js";
 import type { Answer, Session, SessionSummary, SnapshotQuestion } from "../domain/session.js";
-import type { Database, Db, NewAnswer, NewPracticeSession } from "./database.js";
+import type { Database, Db, NewAnswer } from "./database.js";
 import { toSession, toStoredAnswer, toSummary } from "./decode.js";
 import { RowMoved } from "./errors.js";
 import { joinedMemoryColumns, toMemory } from "./question-memory-repository.js";
@@ -13,7 +13,6 @@ import { liveQuiz, summaryColumns, summaryColumnsOfS } from "./session-columns.j
  */
 
 /** The unique key that allows one in-progress session per user and quiz. */
-export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
 
 const sessionColumns = summaryColumnsOfS;
 
@@ -217,7 +216,6 @@ export async function findSessionForAnswer(
 }
 
 /** The unique key that allows one answer per question and session. */
-export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
 
 /**
  * Inserts an answer. Throws a duplicate-key error on
@@ -305,146 +303,6 @@ export async function markCompleted(
     .where("completed_at", "is", null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
-}
-
-/**
- * Hard-deletes an in-progress session that started before `cutoff`; its
- * snapshot and answers go with it (ON DELETE CASCADE). Re-checks both
- * conditions, so a session completed meanwhile is kept. Returns rows deleted.
- */
-export async function deleteStaleSession(db: Db, id: string, cutoff: Date): Promise<number> {
-  const result = await db
-    .deleteFrom("practice_sessions")
-    .where("id", "=", id)
-    .where("completed_at", "is", null)
-    .where("started_at", "<", cutoff)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
-/**
- * Inserts a session with total_questions counted in the same statement;
- * nothing when the quiz has no questions. Returns rows inserted (0 or 1).
- * Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if one is in progress.
- */
-export async function insertSessionCountingQuestions(
-  trx: Transaction<Database>,
-  session: Omit<NewPracticeSession, "total_questions" | "correct_answers">,
-): Promise<number> {
-  const result = await trx
-    .insertInto("practice_sessions")
-    .columns(["id", "user_id", "quiz_id", "started_at", "total_questions"])
-    .expression((eb) =>
-      eb
-        .selectFrom("questions")
-        .select([
-          eb.val(session.id).as("id"),
-          eb.val(session.user_id).as("user_id"),
-          eb.val(session.quiz_id).as("quiz_id"),
-          eb.val(session.started_at).as("started_at"),
-          eb.fn.countAll<number>().as("total_questions"),
-        ])
-        .where("quiz_id", "=", session.quiz_id)
-        .having(eb.fn.countAll(), ">", 0),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n);
-}
-
-/**
- * Freezes the quiz's questions into the session's snapshot, numbered 1..n.
- * Run in the transaction of `insertSessionCountingQuestions`: under REPEATABLE
- * READ both INSERT ... SELECTs lock the same questions, so the count matches.
- */
-export async function insertSnapshot(
-  trx: Transaction<Database>,
-  sessionId: string,
-  quizId: string,
-): Promise<number> {
-  const result = await trx
-    .insertInto("practice_session_questions")
-    .columns(["session_id", "position", "question_id"])
-    .expression((eb) =>
-      eb
-        .selectFrom("questions")
-        .select([
-          eb.val(sessionId).as("session_id"),
-          sql<number>`ROW_NUMBER() OVER (ORDER BY questions.position, questions.id)`.as("position"),
-          "id as question_id",
-        ])
-        .where("quiz_id", "=", quizId),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n);
-}
-
-/**
- * Inserts a review or missed session and its snapshot: `questionIds` numbered
- * 1..n in the order given. Throws a duplicate key on ONE_ACTIVE_SESSION_KEY if
- * one is in progress, and a foreign-key violation if a question is gone meanwhile.
- */
-export async function insertSessionOfQuestions(
-  trx: Transaction<Database>,
-  session: Omit<NewPracticeSession, "total_questions" | "correct_answers" | "mode">,
-  mode: "review" | "missed",
-  questionIds: readonly string[],
-): Promise<void> {
-  await trx
-    .insertInto("practice_sessions")
-    .values({ ...session, total_questions: questionIds.length, mode })
-    .execute();
-  await trx
-    .insertInto("practice_session_questions")
-    .values(
-      questionIds.map((questionId, i) => ({
-        session_id: session.id,
-        position: i + 1,
-        question_id: questionId,
-      })),
-    )
-    .execute();
-}
-
-/**
- * The questions the user did not answer correctly (wrong, or not at all) in
- * their latest completed session of the quiz, that still exist, in the quiz's
- * order (position, then id); empty without a completed session. The latest
- * is the last started: sessions_by_start read backwards, one row.
- */
-export async function findMissedQuestions(
-  db: Db,
-  userId: string,
-  quizId: string,
-): Promise<string[]> {
-  const latest = await db
-    .selectFrom("practice_sessions")
-    .select("id")
-    .where("user_id", "=", userId)
-    .where("quiz_id", "=", quizId)
-    .where("completed_at", "is not", null)
-    .orderBy("started_at", "desc")
-    .orderBy("id", "desc")
-    .limit(1)
-    .executeTakeFirst();
-  if (latest === undefined) return [];
-  const rows = await db
-    .selectFrom("practice_session_questions as sq")
-    .innerJoin("questions as q", "q.id", "sq.question_id")
-    .leftJoin("practice_session_answers as a", (join) =>
-      join
-        .onRef("a.session_id", "=", "sq.session_id")
-        .onRef("a.question_id", "=", "sq.question_id"),
-    )
-    .select(["q.id", "q.position", "a.is_correct"])
-    .where("sq.session_id", "=", latest.id)
-    .where("q.quiz_id", "=", quizId)
-    .execute();
-  // Sorted here: an ORDER BY over the join would make MariaDB build a temporary table.
-  return rows
-    .filter((r) => r.is_correct === null || Number(r.is_correct) === 0)
-    .map((r) => ({ id: String(r.id), position: r.position }))
-    .sort((a, b) => a.position - b.position || a.id.length - b.id.length || (a.id < b.id ? -1 : 1))
-    .map((r) => r.id);
 }
 
 /**

@@ -72,7 +72,7 @@ export class MemoryMoved extends RowMoved {
  * same transaction): an insert for the first answer, else an update of that
  * row only if it is still as read (its `reps`), or MemoryMoved. One statement
  * either way. A first insert that meets a row written meanwhile fails with a
- * duplicate key on the primary key (QUESTION_MEMORY_KEY): the caller runs the
+ * duplicate key on the primary key (errors.ts, isLostRace): the caller runs the
  * answer again, as it does after MemoryMoved.
  */
 export async function saveMemory(
@@ -92,14 +92,9 @@ export interface MemoryKey {
   questionId: string;
 }
 
-/** saveMemory's statement, to run with others (answer-writes.ts): then `requireSaved`. */
-export function saveMemoryStatement(
-  trx: Transaction<Database>,
-  key: MemoryKey,
-  previous: QuestionMemory | undefined,
-  m: QuestionMemory,
-): CompiledQuery {
-  const values = {
+/** A memory as its row's columns (all but the key). */
+function memoryColumns(m: QuestionMemory) {
+  return {
     due_at: m.dueAt,
     last_answered_at: m.lastAnsweredAt,
     last_correct: m.lastCorrect,
@@ -112,6 +107,16 @@ export function saveMemoryStatement(
     scheduled_days: m.scheduledDays,
     learning_steps: m.learningSteps,
   };
+}
+
+/** saveMemory's statement, to run with others (answer-writes.ts): then `requireSaved`. */
+export function saveMemoryStatement(
+  trx: Transaction<Database>,
+  key: MemoryKey,
+  previous: QuestionMemory | undefined,
+  m: QuestionMemory,
+): CompiledQuery {
+  const values = memoryColumns(m);
   if (previous !== undefined) {
     return trx
       .updateTable("practice_question_memory")
@@ -133,7 +138,7 @@ const INSERT_CHUNK = 500;
 /**
  * Inserts first memories of several questions of one quiz, in statements of
  * at most INSERT_CHUNK rows. A row written meanwhile fails the statement with
- * a duplicate key on QUESTION_MEMORY_KEY, as saveMemory's insert would.
+ * a duplicate key on the memory's primary key, as saveMemory's insert would.
  */
 export async function insertMemories(
   trx: Transaction<Database>,
@@ -146,17 +151,7 @@ export async function insertMemories(
       user_id: userId,
       question_id: questionId,
       quiz_id: quizId,
-      due_at: m.dueAt,
-      last_answered_at: m.lastAnsweredAt,
-      last_correct: m.lastCorrect,
-      reps: m.reps,
-      lapses: m.lapses,
-      state: m.state,
-      stability: m.stability,
-      difficulty: m.difficulty,
-      elapsed_days: m.elapsedDays,
-      scheduled_days: m.scheduledDays,
-      learning_steps: m.learningSteps,
+      ...memoryColumns(m),
     }));
     await trx.insertInto("practice_question_memory").values(rows).execute();
   }
@@ -168,7 +163,6 @@ export function requireSaved(previous: QuestionMemory | undefined, affectedRows:
 }
 
 /** The memory table's primary key (user_id, question_id), as duplicate-key errors name it. */
-export const QUESTION_MEMORY_KEY = "PRIMARY";
 
 /** One row of the learner's memory of a quiz, as the due list shows it. */
 export interface MemoryRow {

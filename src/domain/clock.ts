@@ -29,3 +29,19 @@ export function notBefore(time: Date, ...earlier: (Date | null | undefined)[]): 
   for (const t of earlier) if (t && t.getTime() > latest.getTime()) latest = t;
   return latest === time ? time : new Date(latest.getTime());
 }
+
+/** Resolves after `ms`, or rejects with `signal`'s reason as soon as it aborts (or at once). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -3,7 +3,7 @@ import type { Session, SessionMode, SessionSummary } from "./session.js";
 
 /**
  * The events a committed change of a session produces, as plain facts. The
- * edge that publishes them (src/events/cloud-event.ts) encodes each as a
+ * edge that publishes them (src/db/outbox-event.ts) encodes each as a
  * CloudEvent with the protobuf payload of proto/practice/v1/events.proto.
  */
 

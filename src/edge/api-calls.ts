@@ -73,7 +73,7 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
       refusal = err;
       request.callerKey = `address:${request.ip}`;
     }
-    refusal ??= admission.door(request.callerKey);
+    refusal ??= admission.refusalBeforeRead(request.callerKey);
     if (refusal === undefined) {
       pastDoor = true;
       return;

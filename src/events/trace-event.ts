@@ -8,7 +8,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { OutboxRow } from "../db/outbox-repository.js";
-import { traceFields } from "./trace-fields.js";
+import { traceFields } from "../db/outbox-trace-fields.js";
 
 const tracer = trace.getTracer("practice-sessions");
 
@@ -51,7 +51,7 @@ export function startPublish(row: OutboxRow, subject: string): TracedPublish {
   );
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(parent, span), carrier);
-  // Only traceparent and tracestate go on (trace-fields.ts), whatever a stored row holds.
+  // Only traceparent and tracestate go on (db/outbox-trace-fields.ts), whatever a stored row holds.
   const fields = traceFields(carrier) ?? (stored && traceFields(stored));
   if (fields === undefined) return { body: row.body, headers: undefined, span };
   const headers = natsHeaders();
@@ -70,7 +70,7 @@ export function endPublish(span: Span, error?: unknown): void {
 }
 
 /**
- * The CloudEvent JSON (an object, as cloud-event.ts writes it) with the
+ * The CloudEvent JSON (an object, as db/outbox-event.ts writes it) with the
  * Distributed Tracing extension's attributes added.
  */
 export function withTraceExtension(body: string, fields: Record<string, string>): string {

@@ -223,12 +223,12 @@ describe("Admission", () => {
       targetMs: 5,
       intervalMs: 100,
     });
-    expect(admission.door()).toBeUndefined();
+    expect(admission.refusalBeforeRead()).toBeUndefined();
     track(admission.acquire());
-    expect(admission.door()).toBeUndefined();
+    expect(admission.refusalBeforeRead()).toBeUndefined();
     track(admission.acquire());
     await settle();
-    expect([admission.door()?.code, admission.shed, admission.queued]).toEqual([
+    expect([admission.refusalBeforeRead()?.code, admission.shed, admission.queued]).toEqual([
       Code.Unavailable,
       1,
       1,
@@ -256,12 +256,12 @@ describe("Admission", () => {
     const oldest = waiters.find((w) => w.is === "waiting");
     let shedBefore = admission.shed;
     // Not yet STANDING_WAIT_MS: the newcomer is refused.
-    expect(admission.door()?.code).toBe(Code.Unavailable);
+    expect(admission.refusalBeforeRead()?.code).toBe(Code.Unavailable);
     await settle();
     expect([oldest?.is, admission.queued, admission.shed - shedBefore]).toEqual(["waiting", 2, 1]);
     clock.now = 140 + STANDING_WAIT_MS;
     shedBefore = admission.shed;
-    expect(admission.door()).toBeUndefined();
+    expect(admission.refusalBeforeRead()).toBeUndefined();
     const newcomer = track(admission.acquire());
     await settle();
     expect([oldest?.is, newcomer.is, admission.queued, admission.shed - shedBefore]).toEqual([
@@ -311,8 +311,8 @@ describe("Admission", () => {
       "ResourceExhausted",
       "waiting",
     ]);
-    expect(admission.door("heavy")?.code).toBe(Code.ResourceExhausted);
-    expect(admission.door("other")).toBeUndefined();
+    expect(admission.refusalBeforeRead("heavy")?.code).toBe(Code.ResourceExhausted);
+    expect(admission.refusalBeforeRead("other")).toBeUndefined();
     expect(admission.refusedOverShare).toBe(2);
   });
 

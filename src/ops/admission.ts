@@ -1,6 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
 import { traceAdmissionWait } from "./admission-trace.js";
+import { type Entry, FairQueue } from "./fair-queue.js";
 import { LatencyLimit } from "./latency-limit.js";
 
 /** How many requests run at once, how many may wait, and when waiting counts as overload. */
@@ -86,27 +87,11 @@ const OVER_SHARE = new ConnectError(
  */
 export type Release = (succeeded?: boolean) => void;
 
-/** A request waiting for a slot: a node of the whole queue's list and of its caller's. */
+/** A request waiting for a slot: its kind of call (`acquire`'s `kind`) and how it is answered. */
 interface Waiter {
-  /** When it joined the queue (`now()`). */
-  since: number;
-  /** Its kind of call (`acquire`'s `kind`). */
   kind: string;
-  caller: Caller;
-  older: Waiter | undefined;
-  newer: Waiter | undefined;
-  olderOfCaller: Waiter | undefined;
-  newerOfCaller: Waiter | undefined;
   admit: (release: Release) => void;
   reject: (err: ConnectError) => void;
-}
-
-/** One caller's waiting requests, oldest to newest. */
-interface Caller {
-  key: string;
-  oldest: Waiter | undefined;
-  newest: Waiter | undefined;
-  count: number;
 }
 
 /** How one request is admitted: its kind (for the adaptive limit), its caller, and its signal. */
@@ -144,11 +129,8 @@ export interface Slot {
  */
 export class Admission {
   #running = 0;
-  #queued = 0;
-  #oldest: Waiter | undefined;
-  #newest: Waiter | undefined;
-  /** Callers with waiting requests, in turn order: the first is served next. */
-  readonly #callers = new Map<string, Caller>();
+  /** Waiting requests, per caller, served across callers in turn. */
+  readonly #queue = new FairQueue<Waiter>();
   #admitted = 0;
   #waited = 0;
   #shed = 0;
@@ -184,7 +166,7 @@ export class Admission {
 
   /** Requests waiting for a slot now. */
   get queued(): number {
-    return this.#queued;
+    return this.#queue.size;
   }
 
   /** Requests given a slot since start. */
@@ -208,13 +190,13 @@ export class Admission {
   }
 
   /**
-   * The door, before a request is read: the error to refuse it with at once
+   * Before a request is read (the door): the error to refuse it with at once
    * (counted), or undefined to read it and `acquire` as usual. Under
    * sustained overload, reading and decoding the request is most of what a
    * refusal would cost.
    */
-  door(key = ""): ConnectError | undefined {
-    if (this.#running < this.limit && this.#queued === 0) return undefined;
+  refusalBeforeRead(key = ""): ConnectError | undefined {
+    if (this.#running < this.limit && this.#queue.size === 0) return undefined;
     const now = this.now();
     this.#observe(now);
     const refusal = this.#refusal(key, now);
@@ -238,7 +220,7 @@ export class Admission {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const now = this.now();
     this.#load?.update(now);
-    if (this.#running < this.limit && this.#queued === 0) {
+    if (this.#running < this.limit && this.#queue.size === 0) {
       this.#running++;
       this.#admitted++;
       return Promise.resolve(this.#releaser(kind, now));
@@ -255,44 +237,29 @@ export class Admission {
       this.#shed++;
       return Promise.reject(refusal);
     }
-    if (this.#queued >= this.limits.maxQueued) this.#shedOne(key, now);
+    if (this.#queue.size >= this.limits.maxQueued) this.#shedOne(key, now);
     // The wait, as an event on the call's span when tracing is on.
     const waited = traceAdmissionWait();
     return new Promise<Release>((resolve, reject) => {
       const onAbort = () => {
-        this.#unlink(waiter);
+        this.#queue.remove(entry);
         waited(true);
         reject(abortError(signal));
       };
-      const caller = this.#callerOf(key);
-      const waiter: Waiter = {
-        since: now,
+      const entry = this.#queue.add(key, now, {
         kind,
-        caller,
-        older: this.#newest,
-        newer: undefined,
-        olderOfCaller: caller.newest,
-        newerOfCaller: undefined,
         admit: (release) => {
           signal?.removeEventListener("abort", onAbort);
           waited(false);
           resolve(release);
         },
         reject: (err) => {
-          this.#unlink(waiter);
+          this.#queue.remove(entry);
           signal?.removeEventListener("abort", onAbort);
           waited(true);
           reject(err);
         },
-      };
-      if (this.#newest) this.#newest.newer = waiter;
-      else this.#oldest = waiter;
-      this.#newest = waiter;
-      if (caller.newest) caller.newest.newerOfCaller = waiter;
-      else caller.oldest = waiter;
-      caller.newest = waiter;
-      caller.count++;
-      this.#queued++;
+      });
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
@@ -329,23 +296,22 @@ export class Admission {
 
   /** Why a newcomer of `key` that must wait is refused, if it is. */
   #refusal(key: string, now: number): ConnectError | undefined {
-    const caller = key === "" ? undefined : this.#callers.get(key);
-    if (caller !== undefined && caller.count >= this.limits.maxQueuedPerUser) return OVER_SHARE;
-    if (this.#queued < this.limits.maxQueued) return undefined;
+    if (key !== "" && this.#queue.countOf(key) >= this.limits.maxQueuedPerUser) return OVER_SHARE;
+    if (this.#queue.size < this.limits.maxQueued) return undefined;
     return this.#victim(key, now) === undefined ? OVERLOADED : undefined;
   }
 
-  /** The waiter the shedding rule (see the class) would shed for a newcomer of `key`. */
-  #victim(key: string, now: number): Waiter | undefined {
-    let longest: Caller | undefined;
-    for (const caller of this.#callers.values()) {
-      if (longest === undefined || caller.count > longest.count) longest = caller;
-    }
-    const mine = this.#callers.get(key)?.count ?? 0;
-    if (longest !== undefined && longest.key !== key && longest.count > mine + 1) {
+  /** The waiting request the shedding rule (see the class) would shed for a newcomer of `key`. */
+  #victim(key: string, now: number): Entry<Waiter> | undefined {
+    const longest = this.#queue.longest();
+    if (
+      longest !== undefined &&
+      longest.key !== key &&
+      longest.count > this.#queue.countOf(key) + 1
+    ) {
       return longest.oldest;
     }
-    const oldest = this.#oldest;
+    const oldest = this.#queue.oldest;
     if (oldest !== undefined && now - oldest.since >= STANDING_WAIT_MS && this.standing(now)) {
       return oldest;
     }
@@ -356,54 +322,7 @@ export class Admission {
     const victim = this.#victim(key, now);
     if (victim === undefined) return;
     this.#shed++;
-    victim.reject(OVERLOADED);
-  }
-
-  #callerOf(key: string): Caller {
-    let caller = this.#callers.get(key);
-    if (caller === undefined) {
-      caller = { key, oldest: undefined, newest: undefined, count: 0 };
-      this.#callers.set(key, caller);
-    }
-    return caller;
-  }
-
-  #unlink(waiter: Waiter): void {
-    const { caller } = waiter;
-    if (waiter.older) waiter.older.newer = waiter.newer;
-    else if (this.#oldest === waiter) this.#oldest = waiter.newer;
-    else return; // not in the queue (any more)
-    if (waiter.newer) waiter.newer.older = waiter.older;
-    else this.#newest = waiter.older;
-    waiter.older = undefined;
-    waiter.newer = undefined;
-    if (waiter.olderOfCaller) waiter.olderOfCaller.newerOfCaller = waiter.newerOfCaller;
-    else caller.oldest = waiter.newerOfCaller;
-    if (waiter.newerOfCaller) waiter.newerOfCaller.olderOfCaller = waiter.olderOfCaller;
-    else caller.newest = waiter.olderOfCaller;
-    waiter.olderOfCaller = undefined;
-    waiter.newerOfCaller = undefined;
-    caller.count--;
-    if (caller.count === 0) this.#callers.delete(caller.key);
-    this.#queued--;
-  }
-
-  /**
-   * The next waiter to run: the first caller in turn's oldest (newest under
-   * a standing queue); that caller then goes to the back of the turn.
-   */
-  #next(now: number): Waiter | undefined {
-    this.#observe(now);
-    const caller = this.#callers.values().next().value;
-    if (caller === undefined) return undefined;
-    const waiter = this.standing(now) ? caller.newest : caller.oldest;
-    if (waiter === undefined) return undefined;
-    this.#unlink(waiter);
-    if (caller.count > 0) {
-      this.#callers.delete(caller.key);
-      this.#callers.set(caller.key, caller);
-    }
-    return waiter;
+    victim.item.reject(OVERLOADED);
   }
 
   /**
@@ -412,7 +331,7 @@ export class Admission {
    * the newest leave at once, so their wait would say nothing).
    */
   #observe(now: number): void {
-    const oldest = this.#oldest;
+    const oldest = this.#queue.oldest;
     if (oldest === undefined || now - oldest.since < this.limits.targetMs) {
       this.#aboveSince = undefined;
     } else {
@@ -431,7 +350,8 @@ export class Admission {
       if (succeeded) this.#load?.sample(kind, now - since);
       this.#load?.update(now);
       while (this.#running < this.limit) {
-        const waiter = this.#next(now);
+        this.#observe(now);
+        const waiter = this.#queue.take(this.standing(now))?.item;
         if (waiter === undefined) return;
         this.#running++;
         this.#admitted++;

@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
-// The short path (unary-short-path.ts) uses exports Connect marks private:
+// The short path (unary-short-path.ts, short-path-*.ts) uses exports Connect marks private:
 // they may change in any release. Connect is pinned to exact versions, and
 // this fails when an upgrade removes or reshapes one of them.
 
@@ -52,27 +52,32 @@ describe("the short path's private Connect imports", () => {
     expect(versions.size).toBe(1);
   });
 
-  it("lists every import of unary-short-path.ts from Connect's protocol modules", () => {
-    const source = readFileSync(new URL("./unary-short-path.ts", import.meta.url), "utf8");
-    const found: Record<string, string[]> = {};
+  it("lists every import of the short path's files from Connect's protocol modules", () => {
+    const dir = new URL(".", import.meta.url);
+    const source = readdirSync(dir)
+      .filter((f) => /^(unary-short-path|short-path-[\w-]+)\.ts$/.test(f))
+      .map((f) => readFileSync(new URL(f, dir), "utf8"))
+      .join("\n");
+    const found: Record<string, Set<string>> = {};
     for (const m of source.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
       const [, names = "", module = ""] = m;
       if (!module.startsWith("@connectrpc/connect/protocol")) continue;
-      found[module] = names
-        .split(",")
-        .map((n) =>
-          n
-            .replace(/^\s*type\s+/, "")
-            .replace(/\s+as\s+\w+\s*$/, "")
-            .trim(),
-        )
-        .filter((n) => n !== "")
-        .sort();
+      found[module] ??= new Set();
+      for (const n of names.split(",")) {
+        const name = n
+          .replace(/^\s*type\s+/, "")
+          .replace(/\s+as\s+\w+\s*$/, "")
+          .trim();
+        if (name !== "") found[module].add(name);
+      }
     }
+    const sorted = Object.fromEntries(
+      Object.entries(found).map(([module, names]) => [module, [...names].sort()]),
+    );
     const listed = Object.fromEntries(
       Object.entries(PRIVATE_IMPORTS).map(([module, names]) => [module, Object.keys(names).sort()]),
     );
-    expect(found).toEqual(listed);
+    expect(sorted).toEqual(listed);
   });
 
   it("each still exists with the expected kind and arity", async () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { DescService } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -8,16 +8,10 @@ import {
   type ContextValues,
   createConnectRouter,
   createServiceImplSpec,
-  type HandlerContext,
   type Interceptor,
-  type MethodImplSpec,
 } from "@connectrpc/connect";
 import {
-  type Compression,
-  compressionNegotiate,
   createMethodSerializationLookup,
-  invokeUnaryImplementation,
-  mergeNonProtocolHeaders,
   type UniversalHandler,
   validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
@@ -25,35 +19,23 @@ import {
   contentTypeUnaryJson,
   contentTypeUnaryProto,
   contentTypeUnaryRegExp,
-  errorToJsonBytes,
-  parseTimeout as parseConnectTimeout,
-  trailerMux,
 } from "@connectrpc/connect/protocol-connect";
-import {
-  parseTimeout as parseGrpcTimeout,
-  setTrailerStatus,
-} from "@connectrpc/connect/protocol-grpc";
 import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { codeHttpStatus } from "../app/codes.js";
 import type { App } from "../app-server.js";
-import { recordOutcome } from "../ops/outcome.js";
 import { compileBinaryWriter } from "./proto-binary.js";
 import { compileJsonWriter } from "./proto-json.js";
 import { readUpTo } from "./read-body.js";
+import type { Answer, Options, UnarySpec } from "./short-path-call.js";
+import { connectAnswer } from "./short-path-connect.js";
+import { grpcAnswer } from "./short-path-grpc.js";
 
 type ConstraintStrategy = Parameters<App["addConstraintStrategy"]>[0];
 type Stored = NonNullable<ReturnType<ReturnType<ConstraintStrategy["storage"]>["get"]>>;
-type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
-type Options = ReturnType<typeof validateUniversalHandlerOptions>;
-type Serialization = ReturnType<typeof createMethodSerializationLookup>;
 type RawRequest = IncomingMessage | Http2ServerRequest;
-type JsonWriter = ReturnType<typeof compileJsonWriter>;
-type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
-
 /** The route constraint that picks the short path: a unary gRPC or Connect POST. */
 export const unaryShortPathConstraint: ConstraintStrategy = {
   name: "unaryShortPath",
@@ -88,25 +70,6 @@ export interface UnaryShortPathOptions {
   connectOptions: Parameters<typeof createConnectRouter>[0];
   /** Told which handler answered each call that took a short-path route (the differential test). */
   onServed?: (by: "short path" | "connect") => void;
-}
-
-/** What a protocol answers a call, or undefined to leave the call to Connect's handler. */
-type Answer = (call: Call) => Promise<Reply | undefined>;
-
-interface Call {
-  req: FastifyRequest;
-  raw: RawRequest;
-  res: FastifyReply["raw"];
-  body: Uint8Array;
-  spec: UnarySpec;
-  values: ContextValues;
-}
-
-interface Reply {
-  status: number;
-  header: Headers;
-  body: Uint8Array | undefined;
-  trailer?: Headers;
 }
 
 /**
@@ -236,241 +199,12 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
   }
 }
 
-/** The answer Connect's gRPC handler gives. */
-async function grpcAnswer(
-  call: Call,
-  opt: Options,
-  binary: BinaryWriter | undefined,
-): Promise<Reply | undefined> {
-  const { req, body, spec } = call;
-  const timeout = parseGrpcTimeout(header(req, "grpc-timeout"), opt.maxTimeoutMs);
-  const compression = compressionNegotiate(
-    opt.acceptCompression,
-    header(req, "grpc-encoding"),
-    header(req, "grpc-accept-encoding"),
-    "grpc-accept-encoding",
-  );
-  if (timeout.error || compression.error || body.length < 5) return undefined;
-  const flags = body[0] as number;
-  const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
-  if (length !== body.length - 5 || length > opt.readMaxBytes || flags > 1) return undefined;
-  if (flags === 1 && compression.request === null) return undefined;
-  const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
-  if (bytes === undefined) return undefined;
-  const context = handlerContext(call, "grpc", {
-    "content-type": "application/grpc+proto",
-  });
-  context.responseTrailer.set("grpc-status", "0");
-  if (compression.response) context.responseHeader.set("grpc-encoding", compression.response.name);
-  let out: Uint8Array | undefined;
-  try {
-    const input = parseBinary(call, bytes);
-    const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
-    const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
-    // Connect's serialization checks the message before its envelope.
-    if (encoded.byteLength > opt.writeMaxBytes) throw writeTooLarge(encoded, opt);
-    out = await envelope(encoded, compression.response, opt);
-  } catch (e) {
-    setTrailerStatus(context.responseTrailer, asConnectError(e));
-  }
-  return {
-    status: 200,
-    header: context.responseHeader,
-    body: out,
-    trailer: context.responseTrailer,
-  };
-}
-
-/** The answer Connect's handler gives a unary Connect POST. */
-async function connectAnswer(
-  call: Call,
-  opt: Options,
-  serialization: Serialization,
-  json: JsonWriter | undefined,
-): Promise<Reply | undefined> {
-  const { req, body, spec } = call;
-  const binary = header(req, "content-type")?.toLowerCase() === contentTypeUnaryProto;
-  const timeout = parseConnectTimeout(header(req, "connect-timeout-ms"), opt.maxTimeoutMs);
-  const compression = compressionNegotiate(
-    opt.acceptCompression,
-    header(req, "content-encoding"),
-    header(req, "accept-encoding"),
-    "accept-encoding",
-  );
-  const length = header(req, "content-length");
-  if (
-    timeout.error ||
-    compression.error ||
-    opt.requireConnectProtocolHeader ||
-    body.length > opt.readMaxBytes ||
-    (length !== null && Number(length) !== body.length)
-  ) {
-    return undefined;
-  }
-  const bytes = await decompress(compression.request, body, opt);
-  if (bytes === undefined) return undefined;
-  const context = handlerContext(call, "connect", {
-    "content-type": binary ? contentTypeUnaryProto : contentTypeUnaryJson,
-  });
-  let status = 200;
-  let out: Uint8Array;
-  try {
-    const input = binary ? parseBinary(call, bytes) : serialization.getI(false).parse(bytes);
-    const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
-    const text = binary ? undefined : json?.(output);
-    const encoded = text === undefined ? undefined : Buffer.from(text);
-    out =
-      encoded !== undefined && encoded.byteLength <= opt.writeMaxBytes
-        ? encoded
-        : serialization.getO(binary).serialize(output);
-  } catch (e) {
-    const error = asConnectError(e);
-    status = codeHttpStatus(error.code);
-    context.responseHeader.set("content-type", contentTypeUnaryJson);
-    if (!error.isWireError) mergeNonProtocolHeaders(context.responseHeader, error.metadata);
-    out = errorToJsonBytes(error, opt.jsonOptions);
-  }
-  if (compression.response && out.byteLength >= opt.compressMinBytes) {
-    out = await compression.response.compress(out);
-    context.responseHeader.set("content-encoding", compression.response.name);
-  }
-  // trailerMux copies the headers to add "trailer-" ones: most calls have none.
-  const trailers = !context.responseTrailer.keys().next().done;
-  const muxed = trailers
-    ? trailerMux(context.responseHeader, context.responseTrailer)
-    : context.responseHeader;
-  muxed.set("content-length", String(out.byteLength));
-  return { status, header: muxed, body: out };
-}
-
-/** `bytes` decompressed (as they are, with no compression); undefined if they do not decompress. */
-async function decompress(
-  compression: Compression | null,
-  bytes: Uint8Array,
-  opt: { readMaxBytes: number },
-): Promise<Uint8Array | undefined> {
-  if (compression === null) return bytes;
-  try {
-    return await compression.decompress(bytes, opt.readMaxBytes);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A binary request message. One that does not parse is the caller's fault
- * (`invalid_argument`), as on Connect's route (patches/@connectrpc+connect+*.patch).
- */
-function parseBinary(call: Call, bytes: Uint8Array) {
-  try {
-    return fromBinary(call.spec.method.input, bytes);
-  } catch (e) {
-    recordOutcome(call.req, { code: "invalid_argument" });
-    const reason = e instanceof Error ? e.message : String(e);
-    throw new ConnectError(`parse binary: ${reason}`, Code.InvalidArgument);
-  }
-}
-
-function asConnectError(e: unknown): ConnectError {
-  return e instanceof ConnectError
-    ? e
-    : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
-}
-
-/**
- * The handler's context, as Connect's has it, but for its signal: the edge's
- * call (edge/call.ts), aborted at the call's one deadline, when its client
- * leaves, and once it has been answered.
- */
-function handlerContext(
-  call: Call,
-  protocolName: string,
-  responseHeader: Record<string, string>,
-): HandlerContext {
-  const { raw, spec } = call;
-  const edge = call.req.call;
-  if (edge === null) throw new Error("the short path runs in a scope with edge/api-calls.ts");
-  return {
-    service: spec.method.parent,
-    method: spec.method,
-    requestMethod: "POST",
-    protocolName,
-    url: callUrl(raw),
-    signal: edge.signal,
-    timeoutMs: edge.remainingMs,
-    requestHeader: requestHeaders(call.req),
-    responseHeader: new Headers(responseHeader),
-    responseTrailer: new Headers(),
-    values: call.values,
-  };
-}
-
-/** The call's URL as connect-node builds it. */
-function callUrl(raw: RawRequest): string {
-  const encrypted = "encrypted" in raw.socket && raw.socket.encrypted;
-  const authority = "authority" in raw ? raw.authority : raw.headers.host;
-  const base = `${encrypted ? "https" : "http"}://${authority}`;
-  // A method's path from one host is the same text call after call: parsed once.
-  const key = `${base} ${raw.url}`;
-  let url = urls.get(key);
-  if (url === undefined) {
-    url = new URL(raw.url ?? "", base).toString();
-    if (urls.size >= URLS_KEPT) urls.clear();
-    urls.set(key, url);
-  }
-  return url;
-}
-
-const urls = new Map<string, string>();
-const URLS_KEPT = 1000;
-
-/** The error Connect's serialization raises for a message over `writeMaxBytes`. */
-function writeTooLarge(message: Uint8Array, opt: { writeMaxBytes: number }): ConnectError {
-  return new ConnectError(
-    `message size ${message.byteLength} is larger than configured writeMaxBytes ${opt.writeMaxBytes}`,
-    Code.ResourceExhausted,
-  );
-}
-
-/** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */
-async function envelope(
-  message: Uint8Array,
-  compression: Compression | null,
-  opt: { compressMinBytes: number },
-): Promise<Uint8Array> {
-  let payload = message;
-  let flags = 0;
-  if (compression && message.length >= opt.compressMinBytes) {
-    payload = await compression.compress(message);
-    flags = 1;
-  }
-  const out = Buffer.allocUnsafe(payload.length + 5);
-  out[0] = flags;
-  out.writeUInt32BE(payload.length, 1);
-  out.set(payload, 5);
-  return out;
-}
-
-function header(req: FastifyRequest, name: string): string | null {
-  const value = req.headers[name];
-  return typeof value === "string" ? value : null;
-}
-
-function requestHeaders(req: FastifyRequest): Headers {
-  const out = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (k.startsWith(":") || v === undefined) continue;
-    if (Array.isArray(v)) for (const e of v) out.append(k, e);
-    else out.append(k, String(v));
-  }
-  return out;
-}
-
-/** Headers set on the reply by root hooks (CORS, request id), as connect-fastify copies them. */
+/** Whether an answer was sent already (the edge's, at the deadline) or the stream is gone. */
 function answeredOrGone(res: Http2ServerResponse): boolean {
   return res.headersSent || res.writableEnded || res.destroyed || res.stream?.destroyed === true;
 }
 
+/** Headers set on the reply by root hooks (CORS, request id), as connect-fastify copies them. */
 function copyReplyHeaders(reply: FastifyReply): void {
   for (const [key, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) reply.raw.setHeader(key, value);

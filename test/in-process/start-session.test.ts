@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDuplicateKey } from "../../src/db/errors.js";
-import { ONE_ACTIVE_SESSION_KEY } from "../../src/db/practice-sessions-repository.js";
+import { isDuplicateKey, ONE_ACTIVE_SESSION_KEY } from "../../src/db/errors.js";
 import type { SessionDetailJson as SessionJson } from "../../src/rest/schemas.js";
 import {
   countRows,

@@ -16,11 +16,11 @@ import { startTestService, type TestService } from "../support/service.js";
 class ScriptedAdmission extends Admission {
   script: { at: "door" | "run"; code: Code } | "hold" | undefined;
 
-  override door(key = ""): ConnectError | undefined {
+  override refusalBeforeRead(key = ""): ConnectError | undefined {
     const script = this.script;
     if (script !== undefined && script !== "hold" && script.at === "door")
       return new ConnectError("refused at the door", script.code);
-    return super.door(key);
+    return super.refusalBeforeRead(key);
   }
 
   override run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {

@@ -2,9 +2,9 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outboxEvent } from "../../src/db/outbox-event.js";
 import { insertEvents } from "../../src/db/outbox-repository.js";
 import { sessionStarted } from "../../src/domain/events.js";
-import { outboxEvent } from "../../src/events/cloud-event.js";
 import { insertQuiz } from "../support/fixtures.js";
 import {
   deleteStream,

@@ -3,10 +3,10 @@ import { Registry } from "prom-client";
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "../../src/db/database.js";
+import { outboxEvent } from "../../src/db/outbox-event.js";
 import type { OutboxEvent } from "../../src/db/outbox-repository.js";
 import { insertEvents } from "../../src/db/outbox-repository.js";
 import { sessionStarted } from "../../src/domain/events.js";
-import { outboxEvent } from "../../src/events/cloud-event.js";
 import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { insertQuiz } from "../support/fixtures.js";
 import {

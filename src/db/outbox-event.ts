@@ -2,6 +2,7 @@ import { create, type DescMessage, toJson } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { context, propagation } from "@opentelemetry/api";
 import { CloudEvent } from "cloudevents";
+import type { Transaction } from "kysely";
 import { v7 as uuidv7 } from "uuid";
 import {
   AnswerSubmittedSchema,
@@ -9,9 +10,10 @@ import {
   SessionExpiredSchema,
   SessionStartedSchema,
 } from "../../gen/practice/v1/events_pb.js";
-import type { OutboxEvent } from "../db/outbox-repository.js";
 import type { EventType, SessionEvent } from "../domain/events.js";
-import { traceFields } from "./trace-fields.js";
+import type { Database } from "./database.js";
+import { insertEvents, type OutboxEvent } from "./outbox-repository.js";
+import { traceFields } from "./outbox-trace-fields.js";
 
 /** The CloudEvents `source` of every event. */
 export const EVENT_SOURCE = "/practice-sessions";
@@ -59,7 +61,7 @@ export function outboxEvent(event: SessionEvent, newId: () => string = uuidv7): 
 /**
  * The active trace context (the call's span, when tracing is on) as the
  * configured propagators write it, its `traceparent` and `tracestate` only
- * (trace-fields.ts), JSON; undefined with tracing off, when
+ * (outbox-trace-fields.ts), JSON; undefined with tracing off, when
  * OpenTelemetry's no-op propagator writes nothing.
  */
 function activeTraceContext(): string | undefined {
@@ -67,4 +69,18 @@ function activeTraceContext(): string | undefined {
   propagation.inject(context.active(), carrier);
   const fields = traceFields(carrier);
   return fields === undefined ? undefined : JSON.stringify(fields);
+}
+
+/**
+ * Adds the use case's events to the outbox, encoded. Call it in the transaction of the change
+ * they describe, so that they commit, or roll back, with it.
+ */
+export function recordEvents(
+  trx: Transaction<Database>,
+  events: readonly SessionEvent[],
+): Promise<void> {
+  return insertEvents(
+    trx,
+    events.map((e) => outboxEvent(e)),
+  );
 }
