@@ -20,6 +20,7 @@ import { PracticeSessions } from "../src/app/practice-sessions.js";
 import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../src/db/connect.js";
 import type { Db } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { outboxEvent } from "../src/db/outbox-event.js";
 import { insertEvents } from "../src/db/outbox-repository.js";
 import {
   countAnswer,
@@ -31,7 +32,6 @@ import { systemClock } from "../src/domain/clock.js";
 import { answerSubmitted } from "../src/domain/events.js";
 import { isCorrectAnswer } from "../src/domain/scoring.js";
 import { withProgress } from "../src/domain/session.js";
-import { outboxEvent } from "../src/db/outbox-event.js";
 import { log } from "./lib/children.js";
 import { writeReport } from "./lib/report.js";
 
