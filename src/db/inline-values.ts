@@ -3,7 +3,8 @@ import { format } from "mysql2";
 /**
  * A statement's text with its `?` placeholders replaced by literals that
  * every `sql_mode` reads the same way: a string as `_utf8mb4 X'…'` (hex
- * digits only, so no quote, backslash, comment or `;` inside can end it),
+ * digits only, so no quote, backslash, comment or `;` inside can end it), or
+ * quoted as it is when it is printable ASCII without a quote or backslash,
  * numbers as digits, a time as `'YYYY-MM-DD HH:MM:SS.mmm'` in UTC. How every
  * value reaches MySQL/MariaDB (stoppable-mysql.ts); throws on a value it
  * cannot write that way.
@@ -16,6 +17,9 @@ export function inlineValues(sql: string, values: readonly unknown[]): string {
   return out;
 }
 
+/** Text that is a literal as it stands, quoted: printable ASCII but `'` and `\`. */
+const PLAIN_TEXT = /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/;
+
 function literal(value: unknown): string {
   if (value === null) return "NULL";
   if (typeof value === "boolean") return value ? "1" : "0";
@@ -25,7 +29,11 @@ function literal(value: unknown): string {
     if (!Number.isFinite(value)) throw new TypeError(`no SQL literal for ${value}`);
     return value < 0 ? `(${value})` : `${value}`;
   }
-  if (typeof value === "string") return `_utf8mb4 X'${Buffer.from(value, "utf8").toString("hex")}'`;
+  if (typeof value === "string") {
+    // Printable ASCII without a quote or backslash reads the same in every sql_mode as it is.
+    if (PLAIN_TEXT.test(value)) return `'${value}'`;
+    return `_utf8mb4 X'${Buffer.from(value, "utf8").toString("hex")}'`;
+  }
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new TypeError("no SQL literal for an invalid date");
     return `'${value.toISOString().slice(0, 23).replace("T", " ")}'`;
