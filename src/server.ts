@@ -122,12 +122,12 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     http2: true,
     // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
     serverFactory: (handler) => createHttp2Server(http2ServerOptions(), handler),
-    loggerInstance: deps.logger,
+    // Fastify's lines about a second answer to a call the edge answered go at debug level:
+    // set once on the app's logger, every request's child inherits them (pino's children are
+    // its prototype's), instead of a wrapper per request.
+    loggerInstance: quietSecondAnswers(deps.logger.child({})),
     // Our one line per request (ops/request-log.ts) replaces Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    // Fastify's lines about a second answer to a call the edge answered go at debug level.
-    childLoggerFactory: (logger, bindings, options) =>
-      quietSecondAnswers(logger.child(bindings, options)),
     bodyLimit: MAX_BODY_BYTES,
     // Route schemas (rest/operations.ts) validate as they are written: a
     // number is not a string, whatever ajv could coerce it to.

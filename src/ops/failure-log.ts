@@ -47,7 +47,7 @@ const ALREADY_SENT = "FST_ERR_REP_ALREADY_SENT";
 const FAILED_AFTER_SENT = "Promise errored, but reply.sent = true was set";
 
 /**
- * A request's logger (Fastify's `childLoggerFactory`) on which Fastify's
+ * The app's logger (every request's child inherits it) on which Fastify's
  * lines about a second answer go at debug level: a call answered by the
  * edge (its deadline passed while its body still came, its client left)
  * whose handler then answers or fails too. The first answer is the call's,
