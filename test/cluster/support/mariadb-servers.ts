@@ -59,6 +59,17 @@ export class ServerSet {
     process.on("exit", this.#killAll);
   }
 
+  /**
+   * A server's own temp dir. mariadbd deletes every `#sql*` file in its tmpdir as it starts:
+   * sharing /tmp, a new server would delete the temp tables of the one on 3306 under its queries.
+   */
+  private tmpdirOf(name: string): string {
+    const dir = join(this.dir, `${name}-tmp`);
+    mkdirSync(dir, { recursive: true });
+    chownSync(dir, uid("mysql"), gid("mysql"));
+    return dir;
+  }
+
   /** Initialises a datadir (mariadb-install-db), as mysql. */
   private install(name: string): string {
     const datadir = join(this.dir, name);
@@ -70,6 +81,7 @@ export class ServerSet {
         "--no-defaults",
         "--user=mysql",
         `--datadir=${datadir}`,
+        `--tmpdir=${this.tmpdirOf(name)}`,
         "--auth-root-authentication-method=normal",
         "--skip-test-db",
       ],
@@ -96,6 +108,7 @@ export class ServerSet {
     const cnf = join(this.dir, `${name}.cnf`);
     const lines = Object.entries({
       datadir,
+      tmpdir: this.tmpdirOf(name),
       port,
       "bind-address": "127.0.0.1",
       socket: join(this.dir, `${name}.sock`),
