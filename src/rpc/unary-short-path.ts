@@ -171,11 +171,15 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
   const values = route.contextValues(req);
   // Room for a gRPC envelope's 5-byte header over the message limit.
   const read = await readUpTo(raw, route.opt.readMaxBytes + 5);
-  const out = read?.whole
+  const res = reply.raw as unknown as Http2ServerResponse;
+  // The client left before its body came (a closed HTTP/2 stream ends its
+  // body as if whole), or the edge answered at the deadline: no one to
+  // answer, and Connect's handler would build a whole call to find that out.
+  if (read === undefined || answeredOrGone(res)) return;
+  const out = read.whole
     ? await answer({ req, raw, res: reply.raw, body: read.bytes, spec, values })
     : undefined;
   route.onServed?.(out === undefined ? "connect" : "short path");
-  const res = reply.raw as unknown as Http2ServerResponse;
   // As universalResponseToNodeResponse: nothing over an answer already sent
   // (the edge's, at the deadline) or on a stream already gone.
   if (out !== undefined && answeredOrGone(res)) return;
@@ -190,8 +194,12 @@ async function serve(req: FastifyRequest, reply: FastifyReply, route: Route): Pr
       return;
     }
     // Connect's own handler, as connect-fastify calls it.
-    const body = read ? read.replay() : raw;
-    const request = universalRequestFromNodeRequest(raw, reply.raw as never, body as never, values);
+    const request = universalRequestFromNodeRequest(
+      raw,
+      reply.raw as never,
+      read.replay() as never,
+      values,
+    );
     await universalResponseToNodeResponse(await fallback(request), reply.raw);
   } catch (e) {
     if (ConnectError.from(e).code === Code.Aborted) return;

@@ -657,6 +657,29 @@ describe("gRPC: bodies the short path leaves to Connect", () => {
   });
 });
 
+describe("gRPC: a client that leaves", () => {
+  it("before its body has all come: no handler builds an answer", async () => {
+    short.served.length = 0;
+    const stream = short.h2.request({
+      ":method": "POST",
+      ":path": `${SESSIONS}/ListSessions`,
+      "content-type": "application/grpc",
+      te: "trailers",
+      authorization: `Bearer ${await token("alice")}`,
+    });
+    stream.on("error", () => {});
+    // An envelope announcing 256 bytes, none of which come.
+    stream.write(Buffer.from([0, 0, 0, 1, 0]));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // RST_STREAM CANCEL with the body unfinished (`close()` would end the body first).
+    stream.destroy();
+    await new Promise((resolve) => stream.once("close", resolve));
+    // Time for a handler to run, had one been started.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(short.served).toEqual([]);
+  });
+});
+
 describe("Connect: what JSON and HTTP/1.1 callers send", () => {
   const json = { protocol: "connect-json" as const };
   const list = () => msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
