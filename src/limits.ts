@@ -39,9 +39,6 @@ export const SHUTDOWN_TIMEOUT_MS = 10_000;
  */
 export const REQUEST_HEAD_TIMEOUT_MS = 5_000;
 
-/** Longest a client may take to send a whole HTTP/1.1 request, head and body: then 408. */
-export const REQUEST_READ_TIMEOUT_MS = 10_000;
-
 /** A connection that has not sent its first bytes by then is dropped (one-port.ts). */
 export const FIRST_BYTES_TIMEOUT_MS = REQUEST_HEAD_TIMEOUT_MS;
 

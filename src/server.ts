@@ -186,7 +186,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   app.addConstraintStrategy(unaryShortPathConstraint);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
-  decorateCalls(app);
+  decorateCalls(app, { requestTimeoutMs });
   if (deps.tracing) traceRequests(app);
   app.addHook("onRequest", refuseLargeHttp2Head);
   await registerCors(app, deps.corsOrigins ?? []);

@@ -5,9 +5,14 @@ import type { Admission } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
 import { type Call, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
+import { type LimitSettings, requestReadLimitMs } from "./call-limits.js";
 import { answerDeadline, answerEarly, type RestAnswer } from "./early-answer.js";
 
 declare module "fastify" {
+  interface FastifyInstance {
+    /** How long a request may take to arrive, head and body (edge/call-limits.ts). */
+    requestReadLimitMs: number;
+  }
   interface FastifyRequest {
     /** The API call of this request (edge/api-calls.ts); null outside the API's scopes. */
     call: Call | null;
@@ -27,8 +32,12 @@ export interface ApiCallOptions {
   restAnswer: RestAnswer;
 }
 
-/** Gives every request the call fields (on the root, before any route). */
-export function decorateCalls(app: App): void {
+/**
+ * Gives every request the call fields, and the app the read limit its
+ * calls' deadlines call for (on the root, before any route).
+ */
+export function decorateCalls(app: App, settings: LimitSettings): void {
+  app.decorate("requestReadLimitMs", requestReadLimitMs(settings));
   app.decorateRequest("call", null);
   app.decorateRequest("callerKey", "");
 }

@@ -1,11 +1,13 @@
 import type { CallLimits } from "../app/call-limits.js";
+import { REQUEST_HEAD_TIMEOUT_MS } from "../limits.js";
 
 /**
  * A call's limits, in one place, from its deadline and the service's
  * settings. Each bounds one wait by what the call has left, so none outlives
  * the deadline's answer:
- * - its body: answered at the deadline while still arriving (api-calls.ts),
- *   and cut off after REQUEST_READ_TIMEOUT_MS whatever the deadline (one-port.ts);
+ * - its body: answered at the deadline while still arriving (api-calls.ts);
+ *   any request is cut off once it has taken the longest a call may take
+ *   (`requestReadLimitMs`, one-port.ts);
  * - the admission queue: a waiter waits until the deadline (its signal);
  * - a statement: stopped (`KILL QUERY`) when the deadline passes, its signal
  *   again; the database's own caps (`databaseLimits`) only need to let the
@@ -22,6 +24,17 @@ export function callLimits(remainingMs: () => number): CallLimits {
 export interface LimitSettings {
   /** REQUEST_TIMEOUT_MS: the longest a call may take. */
   requestTimeoutMs: number;
+}
+
+/**
+ * How long any request may take to arrive, head and body, before the
+ * connection cuts it off (HTTP/1.1: 408; HTTP/2: the stream reset): its
+ * head's time and then the longest a call may take, counted from the head
+ * as a call's deadline is. So a slow body is answered at its call's own
+ * deadline (504), never cut before it.
+ */
+export function requestReadLimitMs(settings: LimitSettings): number {
+  return REQUEST_HEAD_TIMEOUT_MS + settings.requestTimeoutMs;
 }
 
 /**

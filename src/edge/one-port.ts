@@ -18,7 +18,6 @@ import {
   MAX_CONNECTIONS,
   MAX_HEADER_BYTES,
   REQUEST_HEAD_TIMEOUT_MS,
-  REQUEST_READ_TIMEOUT_MS,
 } from "../limits.js";
 import { answerClientError } from "./head-refusals.js";
 import { IdleConnections } from "./idle-connections.js";
@@ -90,7 +89,8 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       maxHeaderSize: MAX_HEADER_BYTES,
       // Slow senders are cut off with 408 (Node checks every connectionsCheckingInterval).
       headersTimeout: REQUEST_HEAD_TIMEOUT_MS,
-      requestTimeout: REQUEST_READ_TIMEOUT_MS,
+      // A whole request, as long as a call may take (edge/call-limits.ts).
+      requestTimeout: app.requestReadLimitMs,
       connectionsCheckingInterval: 1000,
     },
     (req, res) => {
@@ -160,7 +160,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       idle.busy(session);
     });
   });
-  h2.on("stream", cutOffUnfinished);
+  h2.on("stream", cutOffUnfinished(app.requestReadLimitMs));
   h2.on("stream", resetAfterTrailers);
 
   const handOver = (socket: Socket) => {

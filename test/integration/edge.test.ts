@@ -9,7 +9,7 @@ import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { REQUEST_HEAD_TIMEOUT_MS, REQUEST_READ_TIMEOUT_MS } from "../../src/limits.js";
+import { REQUEST_HEAD_TIMEOUT_MS } from "../../src/limits.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -160,10 +160,10 @@ edge("a drain over TLS", () => {
 
 edge("a stalled request body gets exactly one answer", () => {
   it("answers once, then closes the connection", async () => {
-    // The call's deadline passes while the body is still awaited, shortly before Node's
-    // own limit on reading a request (which answers 408), and well within the
+    // The call's deadline passes while the body is still awaited, before Node's own
+    // limit on reading a request (which answers 408), and well within the
     // keep-alive timeout that would close the connection by itself.
-    const { port, portNumber } = await serve(false, REQUEST_READ_TIMEOUT_MS - 1_000);
+    const { port, portNumber } = await serve(false, 3_000);
     const token = await signToken(TEST_SECRET, "stalled");
     try {
       const socket = netConnect(portNumber, "127.0.0.1");
@@ -181,4 +181,58 @@ edge("a stalled request body gets exactly one answer", () => {
       await port.close(500);
     }
   });
+});
+
+edge("a request's read limit follows the longest a call may take", () => {
+  /** Beyond the 10 s a request could take to arrive whatever calls were allowed. */
+  const SLOW_MS = 11_000;
+
+  it("with calls of up to 30 s, a body that takes 11 s is read and answered, over HTTP/1.1 and HTTP/2", async () => {
+    const { port, portNumber } = await serve(false, 30_000);
+    const token = await signToken(TEST_SECRET, "slow-body");
+    const headers = `authorization: Bearer ${token}\r\ncontent-type: application/json\r\n`;
+    try {
+      const http1 = (async () => {
+        const socket = netConnect(portNumber, "127.0.0.1");
+        let received = "";
+        socket.on("data", (chunk: Buffer) => {
+          received += chunk.toString("latin1");
+        });
+        socket.write(
+          `POST /quizzes/no-such-quiz/sessions HTTP/1.1\r\nhost: x\r\n${headers}content-length: 2\r\n\r\n{`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+        socket.write("}");
+        await expect.poll(() => received, { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 \d+/);
+        socket.destroy();
+        return received.match(/^HTTP\/1\.1 (\d+)/)?.[1];
+      })();
+      const http2 = (async () => {
+        const session = http2Connect(`http://127.0.0.1:${portNumber}`);
+        session.on("error", () => {});
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/quizzes/no-such-quiz/sessions",
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+        });
+        stream.on("error", () => {});
+        stream.write("{");
+        await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+        const status = new Promise<number | string>((resolve) => {
+          stream.once("response", (h) => resolve(Number(h[":status"])));
+          stream.once("close", () => resolve(`closed (${stream.rstCode})`));
+        });
+        stream.end("}");
+        const answer = await status;
+        session.destroy();
+        return answer;
+      })();
+      // The quiz does not exist: an answer from the route, not a cut-off.
+      expect(await http1).toBe("404");
+      expect(await http2).toBe(404);
+    } finally {
+      await port.close(500);
+    }
+  }, 30_000);
 });
