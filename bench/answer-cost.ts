@@ -190,7 +190,9 @@ async function main() {
     ),
     "",
     `The memory adds ${more("without memory")}% per answer to the transaction without it.`,
-    BEFORE ? `SubmitAnswer now takes ${more("before")}% more per answer than ${BEFORE}'s.` : "",
+    BEFORE
+      ? `SubmitAnswer now takes ×${(median(perAnswer["with memory"] ?? []) / median(perAnswer.before ?? [])).toFixed(3)} the time per answer of ${BEFORE}'s, ×${(median(cpuPerAnswer["with memory"] ?? []) / median(cpuPerAnswer.before ?? [])).toFixed(3)} its CPU.`
+      : "",
   ];
   writeReport("answer-cost", lines.join("\n"), perAnswer);
 }

@@ -234,6 +234,8 @@ async function main(): Promise<void> {
     if (env.BENCH_ONLY) {
       const only = new RegExp(env.BENCH_ONLY);
       targets.splice(0, targets.length, ...targets.filter((t) => only.test(t.name)));
+      // Only the ratios of targets that still run.
+      pairs.splice(0, pairs.length, ...pairs.filter((p) => p.every((name) => only.test(name))));
     }
     log("sanity: one short run of each target");
     for (const t of targets) {
