@@ -90,7 +90,7 @@ async function main() {
           db,
           dueMemoryQuery(db, MAIN_USER, memory.quizId, now, {
             take: 21,
-            after: undefined,
+            afterDueAt: undefined,
           }).compile(),
         );
         const nextPlan = await explain(

@@ -2,8 +2,10 @@ import type { Db } from "../db/database.js";
 import {
   countMemory,
   findDueMemory,
+  findMemoryDueAt,
   findNextDueAt,
   findQuizQuestionIds,
+  type MemoryRow,
 } from "../db/question-memory-repository.js";
 import { type DueCursor, decodeDueCursor, encodeDueCursor } from "../domain/cursor.js";
 import type { DueQuestion, DueQuestions } from "../domain/memory.js";
@@ -27,7 +29,7 @@ export type DuePage = DueQuestions & { nextCursor: string | undefined };
 
 /**
  * ListDueQuestions: a page of the caller's questions of a live quiz due for
- * review now, earliest due first, then by question id; how many are due
+ * review now, earliest due first, then in the quiz's order; how many are due
  * and how many live questions they never answered, of the whole quiz; and
  * when the next one falls due. Only the caller's own memory.
  */
@@ -50,10 +52,11 @@ export async function listDueQuestions(
 
 /**
  * Up to `limit` questions due at `now` on a quiz for a learner, after
- * `after`, or undefined if the quiz is not live. Positions are the quiz's now
- * (GetQuiz's numbering). A page reads its own rows from the cursor on and
- * counts the rest on indexes: its cost does not grow with the number due
- * (the quiz's order and the counts are one index range each).
+ * `after`, or undefined if the quiz is not live: earliest due first, then in
+ * the quiz's order (GetQuiz's positions, the quiz's order now). A page reads
+ * its rows from the cursor's due time on, each tie of due time whole (the
+ * questions missed together, at most the quiz's), and counts the rest on
+ * indexes: its cost does not grow with the number due.
  */
 export async function findDueQuestions(
   db: Db,
@@ -63,27 +66,40 @@ export async function findDueQuestions(
   limit: number,
   after?: DueCursor,
 ): Promise<DueQuestions | undefined> {
-  const [order, counts, rows, nextDueAt] = await Promise.all([
+  const [order, counts, rest, tiedWithCursor, nextDueAt] = await Promise.all([
     findQuizQuestionIds(db, quizId),
     countMemory(db, userId, quizId, now),
-    findDueMemory(db, userId, quizId, now, { take: limit + 1, after }),
+    findDueMemory(db, userId, quizId, now, { take: limit + 1, afterDueAt: after?.dueAt }),
+    after ? findMemoryDueAt(db, userId, quizId, after.dueAt) : [],
     findNextDueAt(db, userId, quizId, now),
   ]);
   if (order === undefined) return undefined;
-  const more = rows.length > limit;
-  if (more) rows.length = limit;
   const places = new Map(order.map((id, i) => [id, i + 1]));
-  // Memory of a question no longer in the quiz has no place: left out.
-  const questions = rows.flatMap((m): DueQuestion[] => {
-    const position = places.get(m.questionId);
-    return position === undefined ? [] : [{ ...m, position }];
-  });
-  const last = rows.at(-1);
+  // The range ends inside a tie, perhaps: the whole of its last due time is read.
+  const last = rest.length > limit ? rest.at(-1) : undefined;
+  const lastTie = last ? await findMemoryDueAt(db, userId, quizId, last.dueAt) : [];
+  const ranked = (rows: MemoryRow[]) =>
+    // Memory of a question no longer in the quiz has no place: left out.
+    rows.flatMap((m): DueQuestion[] => {
+      const position = places.get(m.questionId);
+      return position === undefined ? [] : [{ ...m, position }];
+    });
+  const cursorPlace = after ? (places.get(after.questionId) ?? 0) : 0;
+  const candidates = [
+    ...ranked(tiedWithCursor).filter((q) => q.position > cursorPlace),
+    ...ranked(last ? [...rest.filter((m) => m.dueAt < last.dueAt), ...lastTie] : rest),
+  ].sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || a.position - b.position);
+  const questions = candidates.slice(0, limit);
+  const end = questions.at(-1);
   return {
     questions,
     dueCount: counts.due,
     newCount: Math.max(0, order.length - counts.remembered),
     nextDueAt,
-    next: more && last ? { dueAt: last.dueAt, questionId: last.questionId } : undefined,
+    // Rows past the last tie are not read: more may follow it.
+    next:
+      (candidates.length > limit || last !== undefined) && end
+        ? { dueAt: end.dueAt, questionId: end.questionId }
+        : undefined,
   };
 }

@@ -221,27 +221,19 @@ export async function countMemory(
 }
 
 /**
- * Up to `take` of the learner's memory rows of a quiz due at or before `now`,
- * after `after` in the order (due_at, question_id): one range of
+ * Up to `take` of the learner's memory rows of a quiz due at or before `now`
+ * and after `afterDueAt`, in the order (due_at, question_id): one range of
  * memory_by_due (user_id, quiz_id, due_at, and the primary key's question_id
- * after it), read from the cursor on, whatever the number due.
+ * after it), read from `afterDueAt` on, whatever the number due.
  */
 export async function findDueMemory(
   db: Db,
   userId: string,
   quizId: string,
   now: Date,
-  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
+  page: { take: number; afterDueAt: Date | undefined },
 ): Promise<MemoryRow[]> {
-  const rows = await dueMemoryQuery(db, userId, quizId, now, page).execute();
-  return rows.map((r) => ({
-    questionId: String(r.question_id),
-    dueAt: r.due_at,
-    lastAnsweredAt: r.last_answered_at,
-    lastCorrect: r.last_correct === 1,
-    reps: r.reps,
-    lapses: r.lapses,
-  }));
+  return toMemoryRows(await dueMemoryQuery(db, userId, quizId, now, page).execute());
 }
 
 /** The statement of findDueMemory (bench/rows-read.ts and the due-page test EXPLAIN it). */
@@ -250,24 +242,54 @@ export function dueMemoryQuery(
   userId: string,
   quizId: string,
   now: Date,
-  page: { take: number; after: { dueAt: Date; questionId: string } | undefined },
+  page: { take: number; afterDueAt: Date | undefined },
 ) {
-  let query = db
+  let query = memoryOfQuiz(db, userId, quizId).where("due_at", "<=", now);
+  if (page.afterDueAt !== undefined) query = query.where("due_at", ">", page.afterDueAt);
+  return query.orderBy("due_at").orderBy("question_id").limit(page.take);
+}
+
+/**
+ * The learner's memory rows of a quiz due exactly at `dueAt` (questions
+ * missed together share it): one point of memory_by_due, as many rows as
+ * questions of the quiz at most.
+ */
+export async function findMemoryDueAt(
+  db: Db,
+  userId: string,
+  quizId: string,
+  dueAt: Date,
+): Promise<MemoryRow[]> {
+  return toMemoryRows(await memoryOfQuiz(db, userId, quizId).where("due_at", "=", dueAt).execute());
+}
+
+/** The columns of a due row, of the learner's memory of one quiz. */
+function memoryOfQuiz(db: Db, userId: string, quizId: string) {
+  return db
     .selectFrom("practice_question_memory")
     .select(["question_id", "due_at", "last_answered_at", "last_correct", "reps", "lapses"])
     .where("user_id", "=", userId)
-    .where("quiz_id", "=", quizId)
-    .where("due_at", "<=", now);
-  const { after } = page;
-  if (after !== undefined) {
-    // Expanded, not a row comparison: MariaDB reads the index range only this way.
-    query = query
-      .where("due_at", ">=", after.dueAt)
-      .where((eb) =>
-        eb.or([eb("due_at", ">", after.dueAt), eb("question_id", ">", after.questionId)]),
-      );
-  }
-  return query.orderBy("due_at").orderBy("question_id").limit(page.take);
+    .where("quiz_id", "=", quizId);
+}
+
+function toMemoryRows(
+  rows: {
+    question_id: number | string;
+    due_at: Date;
+    last_answered_at: Date;
+    last_correct: number;
+    reps: number;
+    lapses: number;
+  }[],
+): MemoryRow[] {
+  return rows.map((r) => ({
+    questionId: String(r.question_id),
+    dueAt: r.due_at,
+    lastAnsweredAt: r.last_answered_at,
+    lastCorrect: r.last_correct === 1,
+    reps: r.reps,
+    lapses: r.lapses,
+  }));
 }
 
 /** The earliest due time after `now` of the learner's memory of a quiz (the same index), or null. */

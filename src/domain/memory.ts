@@ -88,7 +88,7 @@ export interface DueQuestion {
 
 /** A page of what is due on one quiz for one learner; the counts are of the whole quiz. */
 export interface DueQuestions {
-  /** Due now, this page of them: earliest due first, then by question id. */
+  /** Due now, this page of them: earliest due first, then by position. */
   questions: DueQuestion[];
   /** Questions of the quiz due now, on every page. */
   dueCount: number;

@@ -227,7 +227,7 @@ export const listDueQuestions = {
     "schedules its question with FSRS (ts-fsrs 5, default parameters, fuzz off; correct = " +
     "Good, wrong = Again, at `answered_at`; a question left unanswered when a session is " +
     "completed counts as Again at `completed_at`). Due now (`due_at` at or before now), " +
-    "earliest due first, then by question id, in keyset pages; `due_count` and `new_count` " +
+    "earliest due first, then by position, in keyset pages; `due_count` and `new_count` " +
     "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
     "time after now. The same 404 as the list.",
   params: QuizParams,

@@ -154,7 +154,7 @@ export const DueQuestion = Type.Object({
 export const DueQuestions = Type.Object(
   {
     questions: Type.Array(DueQuestion, {
-      description: "This page of what is due now: earliest due first, then by question id.",
+      description: "This page of what is due now: earliest due first, then by position.",
     }),
     due_count: Type.Integer({
       minimum: 0,

@@ -33,14 +33,28 @@ async function quizAllDue(user: string, n: number) {
       .execute()
   ).map((r) => String(r.id));
   const start = w.clock.now().getTime() - 2 * 24 * 3600_000;
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = ids.slice(i, i + 500).map((questionId, k) => {
-      // Each pair shares an answer time: ties broken by question id.
-      const m = rememberAnswer(undefined, false, new Date(start + Math.floor((i + k) / 2)));
+  // Each pair shares an answer time: tied due times.
+  await remember(
+    user,
+    quiz.quizId,
+    ids.map((questionId, i) => ({ questionId, answeredAt: new Date(start + Math.floor(i / 2)) })),
+  );
+  return { quizId: quiz.quizId, ids };
+}
+
+/** The learner's memory of each question as after one wrong answer at `answeredAt`. */
+async function remember(
+  user: string,
+  quizId: string,
+  answers: { questionId: string; answeredAt: Date }[],
+) {
+  for (let i = 0; i < answers.length; i += 500) {
+    const rows = answers.slice(i, i + 500).map(({ questionId, answeredAt }) => {
+      const m = rememberAnswer(undefined, false, answeredAt);
       return {
         user_id: user,
         question_id: questionId,
-        quiz_id: quiz.quizId,
+        quiz_id: quizId,
         due_at: m.dueAt,
         last_answered_at: m.lastAnsweredAt,
         last_correct: false,
@@ -56,7 +70,6 @@ async function quizAllDue(user: string, n: number) {
     });
     await w.db.insertInto("practice_question_memory").values(rows).execute();
   }
-  return { quizId: quiz.quizId, ids };
 }
 
 describe("the due list's pages", () => {
@@ -81,8 +94,53 @@ describe("the due list's pages", () => {
       pages++;
     } while (cursor !== undefined);
     expect(pages).toBe(DUE / 100);
-    // Due in insertion order here, ties by question id: the quiz's order.
+    // Due in the quiz's order here, ties by position.
     expect(seen).toEqual(ids);
+  });
+
+  it("ties of due time go by the quiz's order (position), on every page and in a review's snapshot", async () => {
+    const user = newUser();
+    const quiz = await insertQuiz(w.db, { questions: 0 });
+    // Positions against the order of ids: the last question added comes first.
+    const N = 9;
+    for (let p = N; p >= 1; p--) {
+      await w.db
+        .insertInto("questions")
+        .values({ quiz_id: quiz.quizId, position: p, prompt: `Q${p}?`, correct_answer: `A${p}` })
+        .execute();
+    }
+    const byPosition = (
+      await w.db
+        .selectFrom("questions")
+        .select("id")
+        .where("quiz_id", "=", quiz.quizId)
+        .orderBy("position")
+        .execute()
+    ).map((r) => String(r.id));
+    const t0 = w.clock.now().getTime() - 2 * 24 * 3600_000;
+    // Positions 1-3 and 6-9 missed at one time (as left unanswered at a completion),
+    // 4 and 5 a second earlier.
+    await remember(
+      user,
+      quiz.quizId,
+      byPosition.map((questionId, i) => ({
+        questionId,
+        answeredAt: new Date(i === 3 || i === 4 ? t0 - 1000 : t0),
+      })),
+    );
+    const expected = [3, 4, 0, 1, 2, 5, 6, 7, 8].map((i) => byPosition[i]);
+    for (const limit of [1, 2, 4, 100]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await w.sessions.listDueQuestions(user, quiz.quizId, { limit, cursor });
+        seen.push(...page.questions.map((q) => q.questionId));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      expect(seen, `pages of ${limit}`).toEqual(expected);
+    }
+    const review = await w.sessions.startSession(user, quiz.quizId, "review");
+    expect(review.questions.map((q) => q.questionId)).toEqual(expected);
   });
 
   it("refuses a limit outside 1..100 and a cursor it did not make: invalid_argument", async () => {
@@ -116,7 +174,7 @@ describe("the due list's pages", () => {
       const after = decodeDueCursor(cursor ?? "");
       const statement = dueMemoryQuery(w.db, user, quizId, w.clock.now(), {
         take: 101,
-        after,
+        afterDueAt: after?.dueAt,
       }).compile();
       // One connection, so the session's counters are this statement's.
       const read = await w.db.connection().execute(async (conn) => {

@@ -499,7 +499,7 @@ export const ListDueQuestionsRequestSchema: GenMessage<ListDueQuestionsRequest> 
 export type ListDueQuestionsResponse = Message<"practice.v1.ListDueQuestionsResponse"> & {
   /**
    * This page of the caller's live questions of the quiz with due_at at or
-   * before now, earliest due first, then by question id.
+   * before now, earliest due first, then by position.
    *
    * @generated from field: repeated practice.v1.DueQuestion questions = 1;
    */
@@ -781,7 +781,7 @@ export const PracticeSessionService: GenService<{
   /**
    * ListDueQuestions returns a page of the caller's questions of a quiz that
    * are due for review now (spaced repetition: FSRS over the caller's own
-   * answers), earliest due first, then by question id; how many are due and
+   * answers), earliest due first, then by position; how many are due and
    * how many live questions the caller never answered (of the whole quiz);
    * and when the next one falls due. The same NOT_FOUND rules as ListSessions.
    *
