@@ -12,15 +12,15 @@ const w = useCaseWorld();
 
 const DUE = 5000;
 
-/** A quiz of `n` questions, all of them due for `user` now, due a millisecond apart (some tied). */
-async function quizAllDue(user: string, n: number) {
+/** A quiz of questions added with these positions, in this order; its ids in the quiz's order. */
+async function quizWithPositions(positions: number[]) {
   const quiz = await insertQuiz(w.db, { questions: 0 });
-  for (let i = 0; i < n; i += 500) {
-    const rows = Array.from({ length: Math.min(500, n - i) }, (_, k) => ({
+  for (let i = 0; i < positions.length; i += 500) {
+    const rows = positions.slice(i, i + 500).map((position) => ({
       quiz_id: quiz.quizId,
-      position: i + k + 1,
-      prompt: `Q${i + k + 1}?`,
-      correct_answer: `A${i + k + 1}`,
+      position,
+      prompt: `Q${position}?`,
+      correct_answer: `A${position}`,
     }));
     await w.db.insertInto("questions").values(rows).execute();
   }
@@ -32,14 +32,20 @@ async function quizAllDue(user: string, n: number) {
       .orderBy("position")
       .execute()
   ).map((r) => String(r.id));
+  return { quizId: quiz.quizId, ids };
+}
+
+/** A quiz of `n` questions, all of them due for `user` now, due a millisecond apart (some tied). */
+async function quizAllDue(user: string, n: number) {
+  const { quizId, ids } = await quizWithPositions(Array.from({ length: n }, (_, i) => i + 1));
   const start = w.clock.now().getTime() - 2 * 24 * 3600_000;
   // Each pair shares an answer time: tied due times.
   await remember(
     user,
-    quiz.quizId,
+    quizId,
     ids.map((questionId, i) => ({ questionId, answeredAt: new Date(start + Math.floor(i / 2)) })),
   );
-  return { quizId: quiz.quizId, ids };
+  return { quizId, ids };
 }
 
 /** The learner's memory of each question as after one wrong answer at `answeredAt`. */
@@ -100,29 +106,17 @@ describe("the due list's pages", () => {
 
   it("ties of due time go by the quiz's order (position), on every page and in a review's snapshot", async () => {
     const user = newUser();
-    const quiz = await insertQuiz(w.db, { questions: 0 });
     // Positions against the order of ids: the last question added comes first.
     const N = 9;
-    for (let p = N; p >= 1; p--) {
-      await w.db
-        .insertInto("questions")
-        .values({ quiz_id: quiz.quizId, position: p, prompt: `Q${p}?`, correct_answer: `A${p}` })
-        .execute();
-    }
-    const byPosition = (
-      await w.db
-        .selectFrom("questions")
-        .select("id")
-        .where("quiz_id", "=", quiz.quizId)
-        .orderBy("position")
-        .execute()
-    ).map((r) => String(r.id));
+    const { quizId, ids: byPosition } = await quizWithPositions(
+      Array.from({ length: N }, (_, i) => N - i),
+    );
     const t0 = w.clock.now().getTime() - 2 * 24 * 3600_000;
     // Positions 1-3 and 6-9 missed at one time (as left unanswered at a completion),
     // 4 and 5 a second earlier.
     await remember(
       user,
-      quiz.quizId,
+      quizId,
       byPosition.map((questionId, i) => ({
         questionId,
         answeredAt: new Date(i === 3 || i === 4 ? t0 - 1000 : t0),
@@ -133,13 +127,13 @@ describe("the due list's pages", () => {
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await w.sessions.listDueQuestions(user, quiz.quizId, { limit, cursor });
+        const page = await w.sessions.listDueQuestions(user, quizId, { limit, cursor });
         seen.push(...page.questions.map((q) => q.questionId));
         cursor = page.nextCursor;
       } while (cursor !== undefined);
       expect(seen, `pages of ${limit}`).toEqual(expected);
     }
-    const review = await w.sessions.startSession(user, quiz.quizId, "review");
+    const review = await w.sessions.startSession(user, quizId, "review");
     expect(review.questions.map((q) => q.questionId)).toEqual(expected);
   });
 
