@@ -1,8 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { tracer } from "../tracer.js";
 import { meaningOf } from "./codes.js";
-
-const tracer = trace.getTracer("practice-sessions");
 
 /** Set by ops/tracing.ts when the SDK starts (and by tests that trace). */
 let enabled = false;
