@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
+import { MAX_PAGE_SIZE } from "../domain/session.js";
 import { titleOf } from "../edge/problem-json.js";
 import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
@@ -36,7 +37,7 @@ const problemExample = (status: number, code: string, detail: string) => ({
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
-export const problems = (
+const problems = (
   status: number,
   description: string,
   examples: Record<string, [code: string, detail: string]>,
@@ -87,6 +88,13 @@ const unsupportedMediaType = problems(
 export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
+/** A keyset-paged list's 400: its page size, its cursor, or a filter of its own (`filters`). */
+export const pageQueryProblems = (filters: Record<string, [code: string, detail: string]> = {}) =>
+  problems(400, "A query parameter is not valid.", {
+    limit: ["invalid_argument", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`],
+    ...filters,
+    cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+  });
 const quizErrors = {
   401: unauthorized,
   404: problems(
@@ -133,10 +141,8 @@ export const listSessions = {
   querystring: ListQuery,
   response: {
     200: json("A page of sessions.", SessionPage),
-    400: problems(400, "A query parameter is not valid.", {
-      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
+    400: pageQueryProblems({
       status: ["invalid_argument", 'status must be "active" or "completed"'],
-      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
     }),
     ...quizErrors,
   },
@@ -234,10 +240,7 @@ export const listDueQuestions = {
   querystring: DueQuery,
   response: {
     200: json("A page of what is due.", DueQuestions),
-    400: problems(400, "A query parameter is not valid.", {
-      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
-      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
-    }),
+    400: pageQueryProblems(),
     ...quizErrors,
   },
 };
