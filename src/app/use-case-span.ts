@@ -12,6 +12,18 @@ export function enableUseCaseSpans(on = true): void {
 }
 
 /**
+ * How a class of use cases runs one: `name` in its span (inUseCaseSpan) on what `forCall`
+ * makes of the call's signal, refused at once when that signal has aborted already.
+ */
+export function useCaseRunner<C>(forCall: (signal: AbortSignal | undefined) => C) {
+  return <T>(name: string, signal: AbortSignal | undefined, work: (c: C) => Promise<T>) => {
+    if (signal?.aborted) return Promise.reject<T>(signal.reason);
+    const c = forCall(signal);
+    return inUseCaseSpan(name, () => work(c));
+  };
+}
+
+/**
  * Runs a use case in a span of its own named after it (`startSession`), under
  * the call's SERVER span, with the SQL statements it runs under it. A failure
  * is recorded by its Connect code (`error.type`), never its message. With
