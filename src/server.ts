@@ -50,11 +50,7 @@ import { HealthMonitor } from "./ops/health.js";
 import { healthService } from "./ops/health-service.js";
 import { Metrics } from "./ops/metrics.js";
 import { recordOutcome } from "./ops/outcome.js";
-import {
-  reflectionRegistry,
-  reflectionService,
-  reflectionServiceV1alpha,
-} from "./ops/reflection-service.js";
+import { reflectionRegistry, reflectionServices } from "./ops/reflection-service.js";
 import { RefusalPace } from "./ops/refusal-pace.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
 import { traceRequests } from "./ops/trace-requests.js";
@@ -240,8 +236,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           Health,
           healthService(health, [PracticeSessionService.typeName, QuizService.typeName]),
         );
-        router.service(ServerReflection, reflectionService(registry, services));
-        router.service(ServerReflectionV1alpha, reflectionServiceV1alpha(registry, services));
+        const reflection = reflectionServices(registry, services);
+        router.service(ServerReflection, reflection.v1);
+        router.service(ServerReflectionV1alpha, reflection.v1alpha);
       },
       interceptors: [
         outcomeInterceptor(onFailure),

@@ -22,7 +22,7 @@ import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
 import { type DuePage, type DuePageInput, listDueQuestions } from "./review.js";
 import type { SessionsContext } from "./sessions-context.js";
 import { type StartResult, startSession } from "./start-session.js";
-import { inUseCaseSpan } from "./use-case-span.js";
+import { useCaseRunner } from "./use-case-span.js";
 
 export type { AnswerInput, AnswerResult } from "./answer-and-complete.js";
 export type { ListSessionsInput, SessionDetail, SessionPage } from "./read-sessions.js";
@@ -110,27 +110,19 @@ export class PracticeSessions {
     return this.#run("completeSession", signal, (ctx) => completeSession(ctx, userId, sessionId));
   }
 
-  /** Runs use case `name` in its span, with its statements stopped when `signal` aborts. */
-  #run<T>(
-    name: string,
-    signal: AbortSignal | undefined,
-    work: (ctx: SessionsContext) => Promise<T>,
-  ): Promise<T> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+  /** Runs a use case in its span, with its statements stopped when `signal` aborts. */
+  readonly #run = useCaseRunner((signal): SessionsContext => {
+    if (signal === undefined) return this.#ctx;
     const limits = limitsOf(signal);
-    const ctx =
-      signal === undefined
-        ? this.#ctx
-        : {
-            ...this.#ctx,
-            db: withSignal(this.#ctx.db, signal),
-            reads: this.#ctx.reads.forCall(signal),
-            retry: {
-              ...this.#ctx.retry,
-              ...(limits === undefined ? {} : { budgetMs: limits.retryBudgetMs() }),
-              signal,
-            },
-          };
-    return inUseCaseSpan(name, () => work(ctx));
-  }
+    return {
+      ...this.#ctx,
+      db: withSignal(this.#ctx.db, signal),
+      reads: this.#ctx.reads.forCall(signal),
+      retry: {
+        ...this.#ctx.retry,
+        ...(limits === undefined ? {} : { budgetMs: limits.retryBudgetMs() }),
+        signal,
+      },
+    };
+  });
 }

@@ -7,7 +7,7 @@ import { isDatabaseId } from "../domain/session.js";
 import { errors } from "./errors.js";
 import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
-import { inUseCaseSpan } from "./use-case-span.js";
+import { useCaseRunner } from "./use-case-span.js";
 import { requireWellFormed } from "./well-formed.js";
 
 /** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
@@ -45,16 +45,8 @@ export class Quizzes {
     return this.#run("getQuiz", signal, (reads) => this.#getQuiz(reads, quizId));
   }
 
-  /** Runs use case `name` in its span, with its statements stopped when `signal` aborts. */
-  #run<T>(
-    name: string,
-    signal: AbortSignal | undefined,
-    work: (reads: ReadRouting) => Promise<T>,
-  ): Promise<T> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    const reads = this.reads.forCall(signal);
-    return inUseCaseSpan(name, () => work(reads));
-  }
+  /** Runs a use case in its span, with its statements stopped when `signal` aborts. */
+  readonly #run = useCaseRunner((signal) => this.reads.forCall(signal));
 
   async #getQuiz(reads: ReadRouting, quizId: string): Promise<Quiz> {
     requireWellFormed({ quiz_id: quizId });

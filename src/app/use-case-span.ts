@@ -1,8 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type Span, SpanStatusCode, trace } from "@opentelemetry/api";
+import { tracer } from "../tracer.js";
 import { meaningOf } from "./codes.js";
-
-const tracer = trace.getTracer("practice-sessions");
 
 /** Set by ops/tracing.ts when the SDK starts (and by tests that trace). */
 let enabled = false;
@@ -10,6 +9,18 @@ let enabled = false;
 /** Turns use-case spans on: call once an OpenTelemetry SDK is registered. */
 export function enableUseCaseSpans(on = true): void {
   enabled = on;
+}
+
+/**
+ * How a class of use cases runs one: `name` in its span (inUseCaseSpan) on what `forCall`
+ * makes of the call's signal, refused at once when that signal has aborted already.
+ */
+export function useCaseRunner<C>(forCall: (signal: AbortSignal | undefined) => C) {
+  return <T>(name: string, signal: AbortSignal | undefined, work: (c: C) => Promise<T>) => {
+    if (signal?.aborted) return Promise.reject<T>(signal.reason);
+    const c = forCall(signal);
+    return inUseCaseSpan(name, () => work(c));
+  };
 }
 
 /**

@@ -6,44 +6,42 @@ function serverError(errno: number, code: string, sqlMessage: string) {
   return Object.assign(new Error(sqlMessage), { errno, code, sqlMessage, fatal: false });
 }
 
+type Is = { unavailable: boolean; conflict: boolean };
+const unavailable: Is = { unavailable: true, conflict: false };
+const neither: Is = { unavailable: false, conflict: false };
+
+/**
+ * Server errors and what they are: the database unavailable (not retried), a
+ * conflict to run again (unavailable once retries are spent), or neither.
+ */
+const cases: [what: string, errno: number, code: string, message: string, is: Is][] = [
+  [
+    "a Galera node outside the primary component",
+    1047,
+    "ER_UNKNOWN_COM_ERROR",
+    "WSREP has not yet prepared node for application use",
+    unavailable,
+  ],
+  ["a killed connection", 1927, "ER_CONNECTION_KILLED", "x", unavailable],
+  ["a shutdown", 1053, "ER_SERVER_SHUTDOWN", "x", unavailable],
+  ["a read-only server", 1290, "ER_OPTION_PREVENTS_STATEMENT", "x", unavailable],
+  ["a statement timeout", 1969, "ER_STATEMENT_TIMEOUT", "x", unavailable],
+  [
+    "a certification failure",
+    1213,
+    "ER_LOCK_DEADLOCK",
+    "Deadlock found when trying to get lock; try restarting transaction",
+    { unavailable: true, conflict: true },
+  ],
+  ["a duplicate key", 1062, "ER_DUP_ENTRY", "Duplicate entry 'x' for key 'PRIMARY'", neither],
+  ["a bad statement", 1064, "ER_PARSE_ERROR", "You have an error in your SQL syntax", neither],
+];
+
 describe("database errors on a cluster", () => {
-  it("a Galera node outside the primary component (1047) is unavailable, not retried", () => {
-    const err = serverError(
-      1047,
-      "ER_UNKNOWN_COM_ERROR",
-      "WSREP has not yet prepared node for application use",
+  it.each(cases)("%s (%i %s)", (_what, errno, code, message, is) => {
+    const err = serverError(errno, code, message);
+    expect({ unavailable: isDatabaseUnavailable(err), conflict: isTransientConflict(err) }).toEqual(
+      is,
     );
-    expect(isDatabaseUnavailable(err)).toBe(true);
-    expect(isTransientConflict(err)).toBe(false);
-  });
-
-  it("a killed connection, a shutdown, a read-only server and a statement timeout are unavailable", () => {
-    for (const [errno, code] of [
-      [1927, "ER_CONNECTION_KILLED"],
-      [1053, "ER_SERVER_SHUTDOWN"],
-      [1290, "ER_OPTION_PREVENTS_STATEMENT"],
-      [1969, "ER_STATEMENT_TIMEOUT"],
-    ] as const) {
-      expect(isDatabaseUnavailable(serverError(errno, code, "x"))).toBe(true);
-    }
-  });
-
-  it("a certification failure (1213) is a conflict to run again", () => {
-    const err = serverError(
-      1213,
-      "ER_LOCK_DEADLOCK",
-      "Deadlock found when trying to get lock; try restarting transaction",
-    );
-    expect(isTransientConflict(err)).toBe(true);
-  });
-
-  it("a duplicate key or a bad statement is neither", () => {
-    for (const err of [
-      serverError(1062, "ER_DUP_ENTRY", "Duplicate entry 'x' for key 'PRIMARY'"),
-      serverError(1064, "ER_PARSE_ERROR", "You have an error in your SQL syntax"),
-    ]) {
-      expect(isDatabaseUnavailable(err)).toBe(false);
-      expect(isTransientConflict(err)).toBe(false);
-    }
   });
 });

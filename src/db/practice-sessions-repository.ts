@@ -6,6 +6,7 @@ import { toSession, toStoredAnswer, toSummary } from "./decode.js";
 import { RowMoved } from "./errors.js";
 import { joinedMemoryColumns, toMemory } from "./question-memory-repository.js";
 import { liveQuiz, summaryColumns, summaryColumnsOfS } from "./session-columns.js";
+import { snapshotAnswers } from "./snapshot-answers.js";
 
 /**
  * SQL of the practice sessions: one statement per function, decoded to domain
@@ -117,16 +118,8 @@ const snapshotAnswerColumns = ["q.correct_answer", ...answerColumns] as const;
  * every user answering it; the caller holds the session's lock.
  */
 function snapshotQuestion(db: Db, sessionId: string, questionId: string) {
-  return db
-    .selectFrom("practice_session_questions as sq")
-    .innerJoin("questions as q", "q.id", "sq.question_id")
-    .leftJoin("practice_session_answers as a", (join) =>
-      join
-        .onRef("a.session_id", "=", "sq.session_id")
-        .onRef("a.question_id", "=", "sq.question_id"),
-    )
+  return snapshotAnswers(db, sessionId)
     .select(snapshotAnswerColumns)
-    .where("sq.session_id", "=", sessionId)
     .where("sq.question_id", "=", questionId);
 }
 
@@ -315,20 +308,12 @@ export async function findUnanswered(
   userId: string,
   sessionId: string,
 ): Promise<{ questionId: string; memory: QuestionMemory | undefined }[]> {
-  const rows = await db
-    .selectFrom("practice_session_questions as sq")
-    .innerJoin("questions as q", "q.id", "sq.question_id")
-    .leftJoin("practice_session_answers as a", (join) =>
-      join
-        .onRef("a.session_id", "=", "sq.session_id")
-        .onRef("a.question_id", "=", "sq.question_id"),
-    )
+  const rows = await snapshotAnswers(db, sessionId)
     .leftJoin("practice_question_memory as m", (join) =>
       join.on("m.user_id", "=", userId).onRef("m.question_id", "=", "q.id"),
     )
     .select("q.id")
     .select(joinedMemoryColumns)
-    .where("sq.session_id", "=", sessionId)
     .where("a.id", "is", null)
     .execute();
   return rows.map((r) => ({ questionId: String(r.id), memory: toMemory(r) }));

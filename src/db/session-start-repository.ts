@@ -1,5 +1,6 @@
 import { sql, type Transaction } from "kysely";
 import type { Database, Db, NewPracticeSession } from "./database.js";
+import { snapshotAnswers } from "./snapshot-answers.js";
 
 /**
  * SQL of starting a session: clearing a stale one, inserting a new one with its snapshot of the
@@ -127,16 +128,8 @@ export async function findMissedQuestions(
     .limit(1)
     .executeTakeFirst();
   if (latest === undefined) return [];
-  const rows = await db
-    .selectFrom("practice_session_questions as sq")
-    .innerJoin("questions as q", "q.id", "sq.question_id")
-    .leftJoin("practice_session_answers as a", (join) =>
-      join
-        .onRef("a.session_id", "=", "sq.session_id")
-        .onRef("a.question_id", "=", "sq.question_id"),
-    )
+  const rows = await snapshotAnswers(db, latest.id)
     .select(["q.id", "q.position", "a.is_correct"])
-    .where("sq.session_id", "=", latest.id)
     .where("q.quiz_id", "=", quizId)
     .execute();
   // Sorted here: an ORDER BY over the join would make MariaDB build a temporary table.

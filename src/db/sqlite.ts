@@ -14,6 +14,7 @@ import {
   SqliteDialect,
   type UnknownRow,
 } from "kysely";
+import { tracer } from "../tracer.js";
 import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
 import { wrapConnections } from "./wrap-connections.js";
@@ -104,8 +105,6 @@ class LockWaitingDialect extends SqliteDialect {
     }));
   }
 }
-
-const tracer = trace.getTracer("practice-sessions");
 
 /**
  * A CLIENT span for a statement run under a sampled call, as the mysql2

@@ -17,7 +17,7 @@ const MAX_MS = 253402300799999;
 
 /** Encodes a cursor as opaque base64url text. */
 export function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(`${VERSION}.${cursor.startedAt.getTime()}.${cursor.id}`).toString("base64url");
+  return encodePosition(VERSION, cursor.startedAt, cursor.id);
 }
 
 /**
@@ -26,15 +26,8 @@ export function encodeCursor(cursor: Cursor): string {
  * well-formed position.
  */
 export function decodeCursor(text: string): Cursor | undefined {
-  if (!BASE64URL.test(text)) return undefined;
-  const [version, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
-  if (version !== VERSION || ms === undefined || id === undefined || rest.length > 0) {
-    return undefined;
-  }
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isSessionId(id)) {
-    return undefined;
-  }
-  return { startedAt: new Date(Number(ms)), id };
+  const position = decodePosition(text, VERSION, isSessionId);
+  return position && { startedAt: position.at, id: position.id };
 }
 
 /**
@@ -51,20 +44,33 @@ const DUE_VERSION = "d1";
 
 /** Encodes a due-list cursor as opaque base64url text. */
 export function encodeDueCursor(cursor: DueCursor): string {
-  return Buffer.from(`${DUE_VERSION}.${cursor.dueAt.getTime()}.${cursor.questionId}`).toString(
-    "base64url",
-  );
+  return encodePosition(DUE_VERSION, cursor.dueAt, cursor.questionId);
 }
 
 /** Decodes a cursor made by `encodeDueCursor`, or returns undefined; every part is checked. */
 export function decodeDueCursor(text: string): DueCursor | undefined {
+  const position = decodePosition(text, DUE_VERSION, isDatabaseId);
+  return position && { dueAt: position.at, questionId: position.id };
+}
+
+/** Both lists' cursors: `version.milliseconds.id`, as base64url. */
+function encodePosition(version: string, at: Date, id: string): string {
+  return Buffer.from(`${version}.${at.getTime()}.${id}`).toString("base64url");
+}
+
+/** A position made by `encodePosition` with `version` and an id `isId` accepts, or undefined. */
+function decodePosition(
+  text: string,
+  version: string,
+  isId: (id: string) => boolean,
+): { at: Date; id: string } | undefined {
   if (!BASE64URL.test(text)) return undefined;
-  const [version, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
-  if (version !== DUE_VERSION || ms === undefined || id === undefined || rest.length > 0) {
+  const [tag, ms, id, ...rest] = Buffer.from(text, "base64url").toString("latin1").split(".");
+  if (tag !== version || ms === undefined || id === undefined || rest.length > 0) {
     return undefined;
   }
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isDatabaseId(id)) {
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(ms) || Number(ms) > MAX_MS || !isId(id)) {
     return undefined;
   }
-  return { dueAt: new Date(Number(ms)), questionId: id };
+  return { at: new Date(Number(ms)), id };
 }

@@ -1,16 +1,8 @@
 import { type MsgHdrs, headers as natsHeaders } from "@nats-io/transport-node";
-import {
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
+import { propagation, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { OutboxRow } from "../db/outbox-repository.js";
 import { traceFields } from "../db/outbox-trace-fields.js";
-
-const tracer = trace.getTracer("practice-sessions");
+import { startSpanFrom } from "../tracer.js";
 
 /** What the relay publishes for one outbox row, with its trace context. */
 export interface TracedPublish {
@@ -31,26 +23,21 @@ export interface TracedPublish {
  */
 export function startPublish(row: OutboxRow, subject: string): TracedPublish {
   const stored = parseCarrier(row.traceContext);
-  const parent = stored ? propagation.extract(ROOT_CONTEXT, stored) : ROOT_CONTEXT;
-  const span = tracer.startSpan(
-    `publish ${subject}`,
-    {
-      kind: SpanKind.PRODUCER,
-      attributes: {
-        "messaging.system": "nats",
-        "messaging.operation.type": "send",
-        "messaging.operation.name": "publish",
-        "messaging.destination.name": subject,
-        "messaging.message.id": row.eventId,
-        "cloudevents.event_id": row.eventId,
-        "cloudevents.event_type": row.type,
-        "cloudevents.event_subject": row.sessionId,
-      },
+  const { span, context } = startSpanFrom(stored, `publish ${subject}`, {
+    kind: SpanKind.PRODUCER,
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.type": "send",
+      "messaging.operation.name": "publish",
+      "messaging.destination.name": subject,
+      "messaging.message.id": row.eventId,
+      "cloudevents.event_id": row.eventId,
+      "cloudevents.event_type": row.type,
+      "cloudevents.event_subject": row.sessionId,
     },
-    parent,
-  );
+  });
   const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(parent, span), carrier);
+  propagation.inject(context, carrier);
   // Only traceparent and tracestate go on (db/outbox-trace-fields.ts), whatever a stored row holds.
   const fields = traceFields(carrier) ?? (stored && traceFields(stored));
   if (fields === undefined) return { body: row.body, headers: undefined, span };

@@ -9,18 +9,11 @@ import {
   STANDING_WAIT_MS,
 } from "./admission.js";
 
-/** An Admission on a clock the test moves. */
-function admissionAt(
-  limits: AdmissionLimits = {
-    maxInFlight: 1,
-    maxQueued: 3,
-    maxQueuedPerUser: 100,
-    targetMs: 5,
-    intervalMs: 100,
-  },
-) {
+/** An Admission on a clock the test moves: one slot, three places, 5 ms over 100 ms, unless `limits` says otherwise. */
+function admissionAt(limits: Partial<AdmissionLimits> = {}, loopBusy?: () => number) {
   const clock = { now: 0 };
-  return { admission: new Admission(limits, () => clock.now), clock };
+  const all = { maxInFlight: 1, maxQueued: 3, maxQueuedPerUser: 100, targetMs: 5, intervalMs: 100 };
+  return { admission: new Admission({ ...all, ...limits }, () => clock.now, loopBusy), clock };
 }
 
 /** What a pending acquire became: "admitted", the error code's name, or "waiting". */
@@ -46,6 +39,63 @@ async function handOver(running: { release?: Release }, waiters: { is: string }[
   running.release?.();
   await settle();
   return waiters.findIndex((w, i) => w.is === "admitted" && before[i] === "waiting");
+}
+
+/** One call running and the calls that join the queue behind it, each served in turn as the running one hands its slot over. */
+function line(admission: Admission) {
+  let running = track(admission.acquire());
+  const waiters: ReturnType<typeof track>[] = [];
+  return {
+    waiters,
+    join: () => waiters.push(track(admission.acquire())),
+    /** Hands the slot over; returns the index of the waiter that got it. */
+    serve: async () => {
+      const next = await handOver(running, waiters);
+      running = waiters[next] as typeof running;
+      return next;
+    },
+    release: () => running.release?.(),
+  };
+}
+
+/** A full queue of two kept standing for 140 ms, each call served after waiting 20 ms or more; `refused` came when it was first full. */
+async function standingFullQueue() {
+  const { admission, clock } = admissionAt({ maxQueued: 2 });
+  const queue = line(admission);
+  queue.join();
+  queue.join();
+  const refused = track(admission.acquire());
+  await settle();
+  for (let t = 20; t <= 140; t += 20) {
+    clock.now = t;
+    await queue.serve();
+    queue.join();
+  }
+  expect(admission.standing()).toBe(true);
+  return { admission, clock, refused, oldest: queue.waiters.find((w) => w.is === "waiting") };
+}
+
+/** An adaptive Admission of ten slots on a clock the test moves, the event loop as busy as `loopBusy` says. */
+function adaptiveAt(loopBusy: () => number) {
+  const { admission, clock } = admissionAt(
+    { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
+    loopBusy,
+  );
+  /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
+  const calls = async (n: number, kind: string, ms: number) => {
+    for (let i = 0; i < n; i++) {
+      const release = await admission.acquire(undefined, kind);
+      clock.now += ms;
+      release();
+    }
+  };
+  /** One 100 ms window of calls; the next acquire re-evaluates the limit. */
+  const window = async (...batches: [number, string, number][]) => {
+    const start = clock.now;
+    for (const [n, kind, ms] of batches) await calls(n, kind, ms);
+    clock.now = start + 100;
+  };
+  return { admission, calls, window };
 }
 
 describe("Admission", () => {
@@ -97,13 +147,7 @@ describe("Admission", () => {
   });
 
   it("serves a whole burst the queue holds, oldest first, however long it takes to drain", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 2,
-      maxQueued: 500,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
+    const { admission, clock } = admissionAt({ maxInFlight: 2, maxQueued: 500 });
     const burst = Array.from({ length: 502 }, () => track(admission.acquire()));
     await settle();
     const order: number[] = [];
@@ -122,26 +166,17 @@ describe("Admission", () => {
   });
 
   it("serves newest first once the queue's delay has stood over the target for a whole interval", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 100,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
-    let running = track(admission.acquire());
-    const waiters = [track(admission.acquire())];
+    const { admission, clock } = admissionAt({ maxQueued: 100 });
+    const queue = line(admission);
+    const { waiters } = queue;
+    queue.join();
     await settle();
     // Sustained overload: a newcomer each 10 ms, a call served each 20 ms.
     const served: number[] = [];
     for (let t = 10; t <= 400; t += 10) {
       clock.now = t;
-      waiters.push(track(admission.acquire()));
-      if (t % 20 === 0) {
-        const next = await handOver(running, waiters);
-        served.push(next);
-        running = waiters[next] as typeof running;
-      }
+      queue.join();
+      if (t % 20 === 0) served.push(await queue.serve());
     }
     expect(admission.standing()).toBe(true);
     // First oldest first (0, 1, 2, ...); once the queue stood, the newest waiter each time.
@@ -154,27 +189,8 @@ describe("Admission", () => {
   });
 
   it("under a standing queue, a full queue sheds its oldest waiter for the newcomer once it has waited STANDING_WAIT_MS; else refuses the newcomer", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 2,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
-    let running = track(admission.acquire());
-    const waiters = [track(admission.acquire()), track(admission.acquire())];
-    const refused = track(admission.acquire());
-    await settle();
+    const { admission, clock, refused, oldest } = await standingFullQueue();
     expect(refused.is).toBe("Unavailable");
-    // Keep the queue full and every admitted call waiting 20 ms or more for 100 ms.
-    for (let t = 20; t <= 140; t += 20) {
-      clock.now = t;
-      const next = await handOver(running, waiters);
-      running = waiters[next] as typeof running;
-      waiters.push(track(admission.acquire()));
-    }
-    expect(admission.standing()).toBe(true);
-    const oldest = waiters.find((w) => w.is === "waiting");
     const early = track(admission.acquire());
     await settle();
     expect([oldest?.is, early.is, admission.queued]).toEqual(["waiting", "Unavailable", 2]);
@@ -186,28 +202,18 @@ describe("Admission", () => {
   });
 
   it("stops standing once the queue has drained", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 10,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
-    let running = track(admission.acquire());
-    const waiters = [track(admission.acquire())];
+    const { admission, clock } = admissionAt({ maxQueued: 10 });
+    const queue = line(admission);
+    queue.join();
     await settle();
     for (let t = 20; t <= 200; t += 20) {
       clock.now = t;
-      waiters.push(track(admission.acquire()));
-      const next = await handOver(running, waiters);
-      running = waiters[next] as typeof running;
+      queue.join();
+      await queue.serve();
     }
     expect(admission.standing()).toBe(true);
-    while (admission.queued > 0) {
-      const next = await handOver(running, waiters);
-      running = waiters[next] as typeof running;
-    }
-    running.release?.();
+    while (admission.queued > 0) await queue.serve();
+    queue.release();
     clock.now = 300;
     const fresh = track(admission.acquire());
     const second = track(admission.acquire());
@@ -216,13 +222,7 @@ describe("Admission", () => {
   });
 
   it("refuses at the door only when every slot is busy and the queue full, counting it as shed", async () => {
-    const { admission } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 1,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
+    const { admission } = admissionAt({ maxQueued: 1 });
     expect(admission.refusalBeforeRead()).toBeUndefined();
     track(admission.acquire());
     expect(admission.refusalBeforeRead()).toBeUndefined();
@@ -236,24 +236,7 @@ describe("Admission", () => {
   });
 
   it("at the door, a standing full queue lets the newcomer in once its oldest waiter has waited STANDING_WAIT_MS, and the queue then sheds that waiter", async () => {
-    const { admission, clock } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 2,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
-    let running = track(admission.acquire());
-    const waiters = [track(admission.acquire()), track(admission.acquire())];
-    await settle();
-    for (let t = 20; t <= 140; t += 20) {
-      clock.now = t;
-      const next = await handOver(running, waiters);
-      running = waiters[next] as typeof running;
-      waiters.push(track(admission.acquire()));
-    }
-    expect(admission.standing()).toBe(true);
-    const oldest = waiters.find((w) => w.is === "waiting");
+    const { admission, clock, oldest } = await standingFullQueue();
     let shedBefore = admission.shed;
     // Not yet STANDING_WAIT_MS: the newcomer is refused.
     expect(admission.refusalBeforeRead()?.code).toBe(Code.Unavailable);
@@ -327,13 +310,7 @@ describe("Admission", () => {
   });
 
   it("with the whole queue full, sheds the oldest waiter of the caller with the most waiting for another caller's newcomer", async () => {
-    const { admission } = admissionAt({
-      maxInFlight: 1,
-      maxQueued: 3,
-      maxQueuedPerUser: 100,
-      targetMs: 5,
-      intervalMs: 100,
-    });
+    const { admission } = admissionAt();
     track(admission.acquire(undefined, "", "heavy"));
     const heavy = [1, 2, 3].map(() => track(admission.acquire(undefined, "", "heavy")));
     const light = track(admission.acquire(undefined, "", "light"));
@@ -380,26 +357,7 @@ describe("Admission", () => {
   });
 
   it("adaptive: runs fewer at once (not under 3) while calls take over twice their usual time", async () => {
-    const clock = { now: 0 };
-    const admission = new Admission(
-      { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
-      () => clock.now,
-      () => 1, // the event loop always busy
-    );
-    /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
-    const calls = async (n: number, kind: string, ms: number) => {
-      for (let i = 0; i < n; i++) {
-        const release = await admission.acquire(undefined, kind);
-        clock.now += ms;
-        release();
-      }
-    };
-    /** One 100 ms window of calls; the next acquire re-evaluates the limit. */
-    const window = async (...batches: [number, string, number][]) => {
-      const start = clock.now;
-      for (const [n, kind, ms] of batches) await calls(n, kind, ms);
-      clock.now = start + 100;
-    };
+    const { admission, calls, window } = adaptiveAt(() => 1); // the event loop always busy
     // Lists take 1 ms and starts 10 ms, always: their usual times, no slowdown.
     await window([5, "list", 1], [5, "start", 10]);
     await window([5, "list", 1], [5, "start", 10]);
@@ -428,21 +386,11 @@ describe("Admission", () => {
     expect(admission.limit).toBe(4);
   });
   it("adaptive: runs no fewer while the event loop has time to spare, however slow the calls", async () => {
-    const clock = { now: 0 };
     const busy = { utilization: 0.5 };
-    const admission = new Admission(
-      { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
-      () => clock.now,
-      () => busy.utilization,
-    );
+    const adaptive = adaptiveAt(() => busy.utilization);
+    const { admission } = adaptive;
     const window = async (ms: number) => {
-      const start = clock.now;
-      for (let i = 0; i < 5; i++) {
-        const release = await admission.acquire(undefined, "list");
-        clock.now += ms;
-        release();
-      }
-      clock.now = start + 100;
+      await adaptive.window([5, "list", ms]);
       (await admission.acquire(undefined, "list"))(false); // re-evaluates the limit
     };
     await window(1);

@@ -28,36 +28,39 @@ import {
  * `services` and answers file requests with serialized FileDescriptorProtos,
  * so that `buf curl` (and any reflection client) needs no local schema. Each stream remembers
  * the files it already sent and sends every file once, as the protocol allows.
+ * `v1alpha` is the same service under its pre-standard name, still what many clients try
+ * first: the two versions' messages are identical on the wire, so each message is re-read
+ * as v1 and the answer re-read as v1alpha.
  */
-export function reflectionService(
+export function reflectionServices(
   registry: FileRegistry,
   services: readonly DescService[],
-): ServiceImpl<typeof V1> {
+): { v1: ServiceImpl<typeof V1>; v1alpha: ServiceImpl<typeof V1alpha> } {
+  /** One stream's answers, in order; `toV1` and `fromV1` read the version's messages. */
+  async function* answers<Request, Response>(
+    requests: AsyncIterable<Request>,
+    toV1: (req: Request) => ServerReflectionRequest,
+    fromV1: (res: ServerReflectionResponse) => Response,
+  ): AsyncGenerator<Response> {
+    const sent = new Set<string>();
+    for await (const req of requests) yield fromV1(answer(registry, services, sent, toV1(req)));
+  }
   return {
-    async *serverReflectionInfo(requests) {
-      const sent = new Set<string>();
-      for await (const req of requests) yield answer(registry, services, sent, req);
+    v1: {
+      serverReflectionInfo: (requests) =>
+        answers(
+          requests,
+          (req) => req,
+          (res) => res,
+        ),
     },
-  };
-}
-
-/**
- * The same service under its pre-standard name, still what many clients try
- * first. The two versions' messages are identical on the wire, so each
- * message is re-read as v1 and the answer re-read as v1alpha.
- */
-export function reflectionServiceV1alpha(
-  registry: FileRegistry,
-  services: readonly DescService[],
-): ServiceImpl<typeof V1alpha> {
-  return {
-    async *serverReflectionInfo(requests) {
-      const sent = new Set<string>();
-      for await (const req of requests) {
-        const v1 = fromBinary(ServerReflectionRequestSchema, toBinary(V1alphaRequestSchema, req));
-        const res = answer(registry, services, sent, v1);
-        yield fromBinary(V1alphaResponseSchema, toBinary(ServerReflectionResponseSchema, res));
-      }
+    v1alpha: {
+      serverReflectionInfo: (requests) =>
+        answers(
+          requests,
+          (req) => fromBinary(ServerReflectionRequestSchema, toBinary(V1alphaRequestSchema, req)),
+          (res) => fromBinary(V1alphaResponseSchema, toBinary(ServerReflectionResponseSchema, res)),
+        ),
     },
   };
 }

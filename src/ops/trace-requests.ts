@@ -1,15 +1,7 @@
-import {
-  type Context,
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from "@opentelemetry/api";
+import { type Context, context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { meaningOfName } from "../app/codes.js";
 import type { App } from "../app-server.js";
+import { startSpanFrom } from "../tracer.js";
 import { outcomeOf } from "./outcome.js";
 import { rpcTransport } from "./request-log.js";
 
@@ -25,8 +17,6 @@ declare module "fastify" {
     traceContext: Context | undefined;
   }
 }
-
-const tracer = trace.getTracer("practice-sessions");
 
 /** What a route's spans are named and say of it, whatever the request. */
 interface RouteTrace {
@@ -68,10 +58,13 @@ export function traceRequests(app: App): void {
     const config = request.routeOptions.config;
     // Probes (quiet routes: /healthz, /readyz) every few seconds would bury the calls.
     if (config.quiet) return done();
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const names = config.trace;
     // Attributes only once sampled: a call that is not costs no attribute work.
-    const span = tracer.startSpan(names?.name ?? request.method, { kind: SpanKind.SERVER }, parent);
+    const { span, context: traceContext } = startSpanFrom(
+      request.headers,
+      names?.name ?? request.method,
+      { kind: SpanKind.SERVER },
+    );
     if (span.isRecording()) {
       span.setAttribute("http.request.method", request.method);
       const protocol = request.raw.httpVersion === "2.0" ? "2" : request.raw.httpVersion;
@@ -88,8 +81,8 @@ export function traceRequests(app: App): void {
       }
     }
     request.traceSpan = span;
-    request.traceContext = trace.setSpan(parent, span);
-    context.with(request.traceContext, done);
+    request.traceContext = traceContext;
+    context.with(traceContext, done);
   });
   app.addHook("onResponse", (request, reply, done) => {
     const span = request.traceSpan;

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
+import { MAX_PAGE_SIZE } from "../domain/session.js";
 import { titleOf } from "../edge/problem-json.js";
 import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
 import {
@@ -36,7 +37,7 @@ const problemExample = (status: number, code: string, detail: string) => ({
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
-export const problems = (
+const problems = (
   status: number,
   description: string,
   examples: Record<string, [code: string, detail: string]>,
@@ -87,6 +88,13 @@ const unsupportedMediaType = problems(
 export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
+/** A keyset-paged list's 400: its page size, its cursor, or a filter of its own (`filters`). */
+export const pageQueryProblems = (filters: Record<string, [code: string, detail: string]> = {}) =>
+  problems(400, "A query parameter is not valid.", {
+    limit: ["invalid_argument", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`],
+    ...filters,
+    cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+  });
 const quizErrors = {
   401: unauthorized,
   404: problems(
@@ -105,44 +113,52 @@ const sessionErrors = {
   ),
   503: unavailable,
 };
+/**
+ * An operation under `/quizzes/{quiz_id}` or `/sessions/{id}`: that path parameter, and
+ * after the operation's own responses those the parameter brings (401, 404, 503).
+ */
+const under =
+  <P extends TSchema, E extends object>(params: P, errors: E) =>
+  <O extends { response: object }>(operation: O) => ({
+    ...operation,
+    params,
+    response: { ...operation.response, ...errors },
+  });
+const onQuiz = under(QuizParams, quizErrors);
+const onSession = under(SessionParams, sessionErrors);
 const completed: [string, string] = ["failed_precondition", "session is already completed"];
 const expired: [string, string] = [
   "failed_precondition",
   "session expired: it was started more than 7 days ago; start the quiz again for a new session",
 ];
 
-export const getQuiz = {
+export const getQuiz = onQuiz({
   operationId: "getQuiz",
   tags: ["quizzes"],
   summary: "A quiz's title and questions, by position, without correct answers",
   description:
     "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
     "the same 404 as the list.",
-  params: QuizParams,
-  response: { 200: json("The quiz.", Quiz), ...quizErrors },
-};
+  response: { 200: json("The quiz.", Quiz) },
+});
 
-export const listSessions = {
+export const listSessions = onQuiz({
   operationId: "listSessions",
   tags: ["sessions"],
   summary: "List the caller's sessions on a quiz, newest first",
   description:
     "Ordered by started_at descending, then id descending; keyset pages. Only the " +
     "caller's own sessions. Each query parameter may be given at most once.",
-  params: QuizParams,
   querystring: ListQuery,
   response: {
     200: json("A page of sessions.", SessionPage),
-    400: problems(400, "A query parameter is not valid.", {
-      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
+    400: pageQueryProblems({
       status: ["invalid_argument", 'status must be "active" or "completed"'],
-      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
     }),
-    ...quizErrors,
   },
-};
+});
 
-export const startSession = {
+export const startSession = onQuiz({
   operationId: "startSession",
   tags: ["sessions"],
   summary: "Start a session on a quiz, or resume the caller's in-progress one",
@@ -157,7 +173,6 @@ export const startSession = {
     "questions the caller did not answer correctly (wrong or unanswered) in their latest " +
     "completed session of the quiz, in quiz order, or 400 `failed_precondition` when there " +
     "are none. An in-progress session of any mode is resumed all the same.",
-  params: QuizParams,
   body: StartOptions,
   response: {
     201: {
@@ -214,11 +229,10 @@ export const startSession = {
       },
     },
     415: unsupportedMediaType,
-    ...quizErrors,
   },
-};
+});
 
-export const listDueQuestions = {
+export const listDueQuestions = onQuiz({
   operationId: "listDueQuestions",
   tags: ["review"],
   summary: "The caller's questions of a quiz due for review now",
@@ -230,19 +244,14 @@ export const listDueQuestions = {
     "earliest due first, then by position, in keyset pages; `due_count` and `new_count` " +
     "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
     "time after now. The same 404 as the list.",
-  params: QuizParams,
   querystring: DueQuery,
   response: {
     200: json("A page of what is due.", DueQuestions),
-    400: problems(400, "A query parameter is not valid.", {
-      limit: ["invalid_argument", "limit must be an integer from 1 to 100"],
-      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
-    }),
-    ...quizErrors,
+    400: pageQueryProblems(),
   },
-};
+});
 
-export const getSession = {
+export const getSession = onSession({
   operationId: "getSession",
   tags: ["sessions"],
   summary: "One of the caller's sessions, with its answers and snapshot",
@@ -250,11 +259,10 @@ export const getSession = {
     "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
     "Once the session is completed, each snapshot question carries its current " +
     "`correct_answer` (null for a deleted question), for review; null while in progress.",
-  params: SessionParams,
-  response: { 200: json("The session.", SessionDetail), ...sessionErrors },
-};
+  response: { 200: json("The session.", SessionDetail) },
+});
 
-export const submitAnswer = {
+export const submitAnswer = onSession({
   operationId: "submitAnswer",
   tags: ["sessions"],
   summary: "Answer one question of an in-progress session",
@@ -265,7 +273,6 @@ export const submitAnswer = {
     "writes nothing, also after the session is completed; a different answer is 409 " +
     "`already_exists` with the stored answer as `stored_answer`. A new answer to a " +
     "completed or expired session is 400 `failed_precondition`.",
-  params: SessionParams,
   body: NewAnswer,
   response: {
     201: json("The stored answer and the session's new counts.", AnswerResult),
@@ -316,11 +323,10 @@ export const submitAnswer = {
       },
     },
     415: unsupportedMediaType,
-    ...sessionErrors,
   },
-};
+});
 
-export const completeSession = {
+export const completeSession = onSession({
   operationId: "completeSession",
   tags: ["sessions"],
   summary: "Complete an in-progress session",
@@ -329,7 +335,6 @@ export const completeSession = {
     "200 with the session as it is (the same completed_at and score), nothing written. An " +
     "expired session (in progress, started over 7 days ago) is 400 `failed_precondition`. " +
     "No body, or a JSON object.",
-  params: SessionParams,
   body: NoOptions,
   response: {
     200: json(
@@ -341,6 +346,5 @@ export const completeSession = {
       body: ["invalid_argument", "request body must be empty or a JSON object"],
     }),
     415: unsupportedMediaType,
-    ...sessionErrors,
   },
-};
+});

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@fastify/type-provider-typebox";
 import type { QuizPage } from "../app/list-quizzes.js";
 import { MAX_PAGE_SIZE } from "../domain/session.js";
-import { json, problems, unauthorized, unavailable } from "./operations.js";
+import { json, pageQueryProblems, unauthorized, unavailable } from "./operations.js";
 
 /** GET /quizzes: the schemas of the quiz list, its operation, and its JSON. */
 
@@ -65,10 +65,7 @@ export const listQuizzes = {
   querystring: QuizListQuery,
   response: {
     200: json("A page of quizzes.", QuizList),
-    400: problems(400, "A query parameter is not valid.", {
-      limit: ["invalid_argument", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`],
-      cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
-    }),
+    400: pageQueryProblems(),
     401: unauthorized,
     503: unavailable,
   },

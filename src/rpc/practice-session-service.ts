@@ -32,7 +32,7 @@ export function practiceSessionService(
         userId(ctx),
         {
           quizId: req.quizId,
-          status: statusFromProto(req.status),
+          status: fromProto(STATUSES, req.status, "status"),
           // proto3 cannot tell 0 from unset: 0 asks for the default page size.
           limit: req.limit === 0 ? undefined : req.limit,
           cursor: req.cursor,
@@ -50,7 +50,12 @@ export function practiceSessionService(
 
     async startSession(req, ctx) {
       const { session, created, questions } = await sessions
-        .startSession(userId(ctx), req.quizId, modeFromProto(req.mode), callSignal(ctx.values))
+        .startSession(
+          userId(ctx),
+          req.quizId,
+          fromProto(MODES, req.mode, "mode"),
+          callSignal(ctx.values),
+        )
         .catch(withNextDueAt);
       return {
         $typeName: "practice.v1.StartSessionResponse",
@@ -143,30 +148,22 @@ function userId(ctx: HandlerContext): string {
   return id;
 }
 
-function statusFromProto(status: SessionStatus): Status | undefined {
-  switch (status) {
-    case SessionStatus.UNSPECIFIED:
-      return undefined;
-    case SessionStatus.ACTIVE:
-      return "active";
-    case SessionStatus.COMPLETED:
-      return "completed";
-    default:
-      // Enums are open: a newer client can send a value this server does not know.
-      throw errors.invalidArgument(`unknown status ${status as number}`);
-  }
-}
+const STATUSES = new Map<SessionStatus, Status | undefined>([
+  [SessionStatus.UNSPECIFIED, undefined],
+  [SessionStatus.ACTIVE, "active"],
+  [SessionStatus.COMPLETED, "completed"],
+]);
 
-function modeFromProto(mode: SessionMode): Mode {
-  switch (mode) {
-    case SessionMode.UNSPECIFIED:
-    case SessionMode.FULL:
-      return "full";
-    case SessionMode.REVIEW:
-      return "review";
-    case SessionMode.MISSED:
-      return "missed";
-    default:
-      throw errors.invalidArgument(`unknown mode ${mode as number}`);
-  }
+const MODES = new Map<SessionMode, Mode>([
+  [SessionMode.UNSPECIFIED, "full"],
+  [SessionMode.FULL, "full"],
+  [SessionMode.REVIEW, "review"],
+  [SessionMode.MISSED, "missed"],
+]);
+
+/** A proto enum's value as `table` reads it; `what` names it in the error for one not in the table. */
+function fromProto<E extends number, T>(table: Map<E, T>, value: E, what: string): T {
+  // Enums are open: a newer client can send a value this server does not know.
+  if (!table.has(value)) throw errors.invalidArgument(`unknown ${what} ${value}`);
+  return table.get(value) as T;
 }

@@ -8,14 +8,19 @@ import {
   type HandlerContext,
   type MethodImplSpec,
 } from "@connectrpc/connect";
-import type { Compression, validateUniversalHandlerOptions } from "@connectrpc/connect/protocol";
+import {
+  type Compression,
+  compressionNegotiate,
+  invokeUnaryImplementation,
+  type validateUniversalHandlerOptions,
+} from "@connectrpc/connect/protocol";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { recordOutcome } from "../ops/outcome.js";
 
 /**
  * What the short path's protocol answers share: the call as they see it, the reply they give,
- * and Connect's steps they take in Connect's order (decompression, parsing, the handler's
- * context, envelopes, the write limit).
+ * and Connect's steps they take in Connect's order (compression's negotiation, decompression,
+ * the handler's context, parsing, the handler's run, envelopes, the write limit).
  */
 
 export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -43,6 +48,24 @@ export interface Reply {
 /** What a protocol answers a call, or undefined to leave the call to Connect's handler. */
 export type Answer = (call: Call) => Promise<Reply | undefined>;
 
+/**
+ * Connect's choice of the request's and the answer's compression, from the protocol's two
+ * headers: `content-encoding` and `accept-encoding` for Connect, their `grpc-` names for gRPC.
+ */
+export function negotiateCompression(
+  call: Call,
+  opt: Options,
+  encoding: "content-encoding" | "grpc-encoding",
+  acceptEncoding: "accept-encoding" | "grpc-accept-encoding",
+) {
+  return compressionNegotiate(
+    opt.acceptCompression,
+    header(call.req, encoding),
+    header(call.req, acceptEncoding),
+    acceptEncoding,
+  );
+}
+
 /** `bytes` decompressed (as they are, with no compression); undefined if they do not decompress. */
 export async function decompress(
   compression: Compression | null,
@@ -61,7 +84,7 @@ export async function decompress(
  * A binary request message. One that does not parse is the caller's fault
  * (`invalid_argument`), as on Connect's route (patches/@connectrpc+connect+*.patch).
  */
-export function parseBinary(call: Call, bytes: Uint8Array) {
+function parseBinary(call: Call, bytes: Uint8Array) {
   try {
     return fromBinary(call.spec.method.input, bytes);
   } catch (e) {
@@ -71,7 +94,31 @@ export function parseBinary(call: Call, bytes: Uint8Array) {
   }
 }
 
-export function asConnectError(e: unknown): ConnectError {
+type Output = Awaited<ReturnType<typeof invokeUnaryImplementation>>;
+
+/**
+ * Connect's steps once a unary call's body is read and decompressed: the request message
+ * parsed (binary, unless `parseJson` is given), the implementation run through the
+ * interceptors, its output encoded; the error of whichever step failed, as a ConnectError.
+ */
+export async function invokeUnary(
+  call: Call,
+  context: HandlerContext,
+  opt: Options,
+  bytes: Uint8Array,
+  encode: (output: Output) => Uint8Array | Promise<Uint8Array>,
+  parseJson?: () => Parameters<typeof invokeUnaryImplementation>[2],
+): Promise<{ out: Uint8Array } | { error: ConnectError }> {
+  try {
+    const input = parseJson ? parseJson() : parseBinary(call, bytes);
+    const output = await invokeUnaryImplementation(call.spec, context, input, opt.interceptors);
+    return { out: await encode(output) };
+  } catch (e) {
+    return { error: asConnectError(e) };
+  }
+}
+
+function asConnectError(e: unknown): ConnectError {
   return e instanceof ConnectError
     ? e
     : new ConnectError("internal error", Code.Internal, undefined, undefined, e);

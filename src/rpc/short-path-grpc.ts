@@ -1,66 +1,54 @@
 import { toBinary } from "@bufbuild/protobuf";
-import { compressionNegotiate, invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import {
   parseTimeout as parseGrpcTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import type { compileBinaryWriter } from "./proto-binary.js";
 import {
-  asConnectError,
-  type Call,
+  type Answer,
   decompress,
   envelope,
   handlerContext,
   header,
+  invokeUnary,
+  negotiateCompression,
   type Options,
-  parseBinary,
-  type Reply,
   writeTooLarge,
 } from "./short-path-call.js";
 
 type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
 
 /** The answer Connect's gRPC handler gives. */
-export async function grpcAnswer(
-  call: Call,
-  opt: Options,
-  binary: BinaryWriter | undefined,
-): Promise<Reply | undefined> {
-  const { req, body, spec } = call;
-  const timeout = parseGrpcTimeout(header(req, "grpc-timeout"), opt.maxTimeoutMs);
-  const compression = compressionNegotiate(
-    opt.acceptCompression,
-    header(req, "grpc-encoding"),
-    header(req, "grpc-accept-encoding"),
-    "grpc-accept-encoding",
-  );
-  if (timeout.error || compression.error || body.length < 5) return undefined;
-  const flags = body[0] as number;
-  const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
-  if (length !== body.length - 5 || length > opt.readMaxBytes || flags > 1) return undefined;
-  if (flags === 1 && compression.request === null) return undefined;
-  const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
-  if (bytes === undefined) return undefined;
-  const context = handlerContext(call, "grpc", {
-    "content-type": "application/grpc+proto",
-  });
-  context.responseTrailer.set("grpc-status", "0");
-  if (compression.response) context.responseHeader.set("grpc-encoding", compression.response.name);
-  let out: Uint8Array | undefined;
-  try {
-    const input = parseBinary(call, bytes);
-    const output = await invokeUnaryImplementation(spec, context, input, opt.interceptors);
-    const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
-    // Connect's serialization checks the message before its envelope.
-    if (encoded.byteLength > opt.writeMaxBytes) throw writeTooLarge(encoded, opt);
-    out = await envelope(encoded, compression.response, opt);
-  } catch (e) {
-    setTrailerStatus(context.responseTrailer, asConnectError(e));
-  }
-  return {
-    status: 200,
-    header: context.responseHeader,
-    body: out,
-    trailer: context.responseTrailer,
+export function grpcAnswer(opt: Options, binary: BinaryWriter | undefined): Answer {
+  return async (call) => {
+    const { req, body, spec } = call;
+    const timeout = parseGrpcTimeout(header(req, "grpc-timeout"), opt.maxTimeoutMs);
+    const compression = negotiateCompression(call, opt, "grpc-encoding", "grpc-accept-encoding");
+    if (timeout.error || compression.error || body.length < 5) return undefined;
+    const flags = body[0] as number;
+    const length = new DataView(body.buffer, body.byteOffset, 5).getUint32(1);
+    if (length !== body.length - 5 || length > opt.readMaxBytes || flags > 1) return undefined;
+    if (flags === 1 && compression.request === null) return undefined;
+    const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
+    if (bytes === undefined) return undefined;
+    const context = handlerContext(call, "grpc", {
+      "content-type": "application/grpc+proto",
+    });
+    context.responseTrailer.set("grpc-status", "0");
+    if (compression.response)
+      context.responseHeader.set("grpc-encoding", compression.response.name);
+    const result = await invokeUnary(call, context, opt, bytes, (output) => {
+      const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
+      // Connect's serialization checks the message before its envelope.
+      if (encoded.byteLength > opt.writeMaxBytes) throw writeTooLarge(encoded, opt);
+      return envelope(encoded, compression.response, opt);
+    });
+    if ("error" in result) setTrailerStatus(context.responseTrailer, result.error);
+    return {
+      status: 200,
+      header: context.responseHeader,
+      body: "out" in result ? result.out : undefined,
+      trailer: context.responseTrailer,
+    };
   };
 }

@@ -149,8 +149,8 @@ export async function unaryShortPathRoutes(
         serve(req, reply, served),
       );
     };
-    route("grpc", (call) => grpcAnswer(call, opt, binary));
-    route("connect", (call) => connectAnswer(call, opt, serialization, json));
+    route("grpc", grpcAnswer(opt, binary));
+    route("connect", connectAnswer(opt, serialization, json));
   }
 }
 
