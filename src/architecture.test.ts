@@ -124,6 +124,13 @@ describe("the source's shape", () => {
     expect(outside).toEqual([]);
   });
 
+  it("only src/config.ts reads the environment", () => {
+    const readers = sources(SRC)
+      .filter((file) => /\bprocess\.env\b/.test(readFileSync(file, "utf8")))
+      .map((file) => relative(SRC, file));
+    expect(readers).toEqual(["config.ts"]);
+  });
+
   it("src has no import cycles between files", () => {
     expect(cycles(fileGraph)).toEqual([]);
   });

@@ -30,12 +30,7 @@ export function forSerializing(schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) {
     out[key] = key === "properties" || key === "$defs" ? mapValues(value) : forSerializing(value);
   }
-  if (
-    out.type === "string" &&
-    (out.format === "date-time" ||
-      (process.env.X && (out.format === "uuid" || out.pattern === "^[1-9][0-9]*$")))
-  )
-    out.format = "unsafe";
+  if (out.type === "string" && out.format === "date-time") out.format = "unsafe";
   return out;
 }
 
