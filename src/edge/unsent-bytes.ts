@@ -30,6 +30,7 @@ export interface UnsentLimits {
 }
 
 interface StreamWatch {
+  stream: ServerHttp2Stream;
   /** Unsent bytes at the last look. */
   unsent: number;
   /** When its unsent bytes last went down (or it had none). */
@@ -39,6 +40,7 @@ interface StreamWatch {
 }
 
 interface SessionWatch {
+  session: Http2Session;
   streams: Map<ServerHttp2Stream, StreamWatch>;
   unsent: number;
   movedAt: number;
@@ -76,6 +78,7 @@ export class UnsentBytes {
   /** Watches `session`'s answers until it closes. */
   watch(session: Http2Session): void {
     const watch: SessionWatch = {
+      session,
       streams: new Map(),
       unsent: 0,
       movedAt: performance.now(),
@@ -88,7 +91,7 @@ export class UnsentBytes {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
         return;
       }
-      const w: StreamWatch = { unsent: 0, movedAt: performance.now(), drained: 0 };
+      const w: StreamWatch = { stream, unsent: 0, movedAt: performance.now(), drained: 0 };
       watch.streams.set(stream, w);
       // A piece went out: progress, whatever the next piece's size.
       stream.on("drain", () => {
@@ -109,10 +112,13 @@ export class UnsentBytes {
   sweep(now = performance.now()): void {
     const { writeStallMs, unsentMaxBytes } = this.limits;
     let total = 0;
-    for (const [session, watch] of this.#sessions) {
+    // Over values, not entries: a sweep looks at every stream four times a
+    // second, and an entry is an array allocated each time.
+    for (const watch of this.#sessions.values()) {
+      const session = watch.session;
       let unsent = 0;
-      for (const [stream, w] of watch.streams) {
-        const n = unsentOf(stream, w.drained);
+      for (const w of watch.streams.values()) {
+        const n = unsentOf(w.stream, w.drained);
         if (n < w.unsent) watch.moved = true;
         // New bytes start the clock as well: it counts from when they were written.
         if (n === 0 || n !== w.unsent) w.movedAt = now;
@@ -132,7 +138,8 @@ export class UnsentBytes {
         unsent > 0 &&
         now - watch.movedAt >= STALLED_REFUSES_AFTER_MS &&
         (unsent >= this.limits.sessionUnsentMaxBytes || now - watch.movedAt >= writeStallMs / 4);
-      for (const [stream, w] of watch.streams) {
+      for (const w of watch.streams.values()) {
+        const stream = w.stream;
         if (watch.refusing && !stream.headersSent) {
           stream.close(constants.NGHTTP2_REFUSED_STREAM);
           continue;
@@ -146,13 +153,13 @@ export class UnsentBytes {
       total += watch.unsent;
     }
     if (total <= unsentMaxBytes) return;
-    const stalled = [...this.#sessions]
-      .filter(([session, w]) => w.movedAt < now && w.unsent > 0 && !session.destroyed)
-      .sort(([, a], [, b]) => b.unsent - a.unsent);
-    for (const [session, w] of stalled) {
+    const stalled = [...this.#sessions.values()]
+      .filter((w) => w.movedAt < now && w.unsent > 0 && !w.session.destroyed)
+      .sort((a, b) => b.unsent - a.unsent);
+    for (const w of stalled) {
       if (total <= unsentMaxBytes) break;
       total -= w.unsent;
-      session.destroy();
+      w.session.destroy();
     }
   }
 
