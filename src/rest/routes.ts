@@ -102,6 +102,7 @@ export async function restRoutes(
       signal: call.signal,
       kind: request.routeOptions.config.procedure,
       key: request.callerKey,
+      room: call.room,
     };
     return edge.admission.run(slot, () => use(call.signal));
   };
