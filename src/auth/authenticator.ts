@@ -30,6 +30,7 @@ type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
 export function createAuthenticator(config: JwtConfig, clock: Clock): Authenticator {
   const { key, algorithms } = verificationKey(config);
   const verified = new Map<string, { sub: string; exp: number }>();
+  const pending = new Map<string, Promise<{ sub: string; exp: number }>>();
 
   async function verify(token: string) {
     const { payload } = await jwtVerify(token, key as Uint8Array, {
@@ -61,14 +62,23 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
         throw errors.tokenExpired();
       }
       try {
-        const claims = await verify(token);
-        if (verified.size >= CACHE_SIZE) {
-          // Maps iterate in insertion order: drop the oldest entry.
-          const oldest = verified.keys().next().value;
-          if (oldest !== undefined) verified.delete(oldest);
+        // Calls with one token at once (a client's many streams) wait for one verification.
+        let verifying = pending.get(token);
+        if (verifying === undefined) {
+          verifying = verify(token)
+            .then((claims) => {
+              if (verified.size >= CACHE_SIZE) {
+                // Maps iterate in insertion order: drop the oldest entry.
+                const oldest = verified.keys().next().value;
+                if (oldest !== undefined) verified.delete(oldest);
+              }
+              verified.set(token, claims);
+              return claims;
+            })
+            .finally(() => pending.delete(token));
+          pending.set(token, verifying);
         }
-        verified.set(token, claims);
-        return claims.sub;
+        return (await verifying).sub;
       } catch (err) {
         // jose checks the signature before the claims: only an authentic
         // token is ever reported as expired.

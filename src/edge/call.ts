@@ -7,6 +7,7 @@ import { parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-g
 import { attachLimits } from "../app/call-limits.js";
 import { errors } from "../app/errors.js";
 import { callLimits } from "./call-limits.js";
+import { roomForAnswer } from "./unsent-bytes.js";
 
 /**
  * One API call as the edge sees it: its one deadline and its one signal.
@@ -21,6 +22,8 @@ export interface Call {
   remainingMs(): number;
   /** Ends the call (its timer, and its signal if still live): its answer is out. */
   end(): void;
+  /** Undefined if its connection can take an answer now, else when it can (edge/unsent-bytes.ts). */
+  room(): Promise<void> | undefined;
 }
 
 /** The deadline's error, for every transport: 504 / DEADLINE_EXCEEDED. */
@@ -88,6 +91,7 @@ export function startCall(
       clearTimeout(timer);
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
+    room: () => roomForAnswer(res, controller.signal),
   };
 }
 
@@ -114,6 +118,8 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
     end() {
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
+    // No connection of its own to wait for.
+    room: () => undefined,
   };
 }
 

@@ -1,4 +1,10 @@
-import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+import type { ServerResponse } from "node:http";
+import {
+  constants,
+  type Http2ServerResponse,
+  type Http2Session,
+  type ServerHttp2Stream,
+} from "node:http2";
 
 /** How often the unsent bytes of every HTTP/2 answer are looked at. */
 const SWEEP_MS = 250;
@@ -30,6 +36,7 @@ export interface UnsentLimits {
 }
 
 interface StreamWatch {
+  stream: ServerHttp2Stream;
   /** Unsent bytes at the last look. */
   unsent: number;
   /** When its unsent bytes last went down (or it had none). */
@@ -39,6 +46,7 @@ interface StreamWatch {
 }
 
 interface SessionWatch {
+  session: Http2Session;
   streams: Map<ServerHttp2Stream, StreamWatch>;
   unsent: number;
   movedAt: number;
@@ -46,6 +54,49 @@ interface SessionWatch {
   refusing: boolean;
   /** Whether any of its answers went out since the last look ('drain' or fewer bytes). */
   moved: boolean;
+  /** What one session may hold unsent (the limits'). */
+  budget: number;
+  /** Calls waiting for room for their answer (`roomForAnswer`): told at its next move. */
+  waiting: (() => void)[];
+}
+
+/** The watched sessions, for `roomForAnswer`. */
+const watched = new WeakMap<Http2Session, SessionWatch>();
+
+/**
+ * Resolves once `res`'s session has room for another answer: at once, unless
+ * it holds `sessionUnsentMaxBytes` or more unsent; then when any of its
+ * bytes move (a piece drained, an answer ended) or `signal` aborts. A call
+ * waits here before its work, so no answer is computed for a session that
+ * cannot take it now, and none is refused: a reader's bytes keep moving.
+ */
+export function roomForAnswer(
+  res: ServerResponse | Http2ServerResponse,
+  signal: AbortSignal,
+): Promise<void> | undefined {
+  const session = "stream" in res ? res.stream.session : undefined;
+  const watch = session === undefined ? undefined : watched.get(session);
+  if (watch === undefined || signal.aborted) return undefined;
+  let unsent = 0;
+  for (const w of watch.streams.values()) unsent += unsentOf(w.stream, w.drained);
+  if (unsent < watch.budget) return undefined;
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    watch.waiting.push(done);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** Lets every call waiting for room in `watch` go on: each looks again once it has a slot again. */
+function moved(watch: SessionWatch): void {
+  watch.moved = true;
+  if (watch.waiting.length === 0) return;
+  const waiting = watch.waiting;
+  watch.waiting = [];
+  for (const done of waiting) done();
 }
 
 /**
@@ -76,30 +127,38 @@ export class UnsentBytes {
   /** Watches `session`'s answers until it closes. */
   watch(session: Http2Session): void {
     const watch: SessionWatch = {
+      session,
       streams: new Map(),
       unsent: 0,
       movedAt: performance.now(),
       moved: false,
       refusing: false,
+      budget: this.limits.sessionUnsentMaxBytes,
+      waiting: [],
     };
     this.#sessions.set(session, watch);
+    watched.set(session, watch);
     session.on("stream", (stream: ServerHttp2Stream) => {
       if (watch.refusing) {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
         return;
       }
-      const w: StreamWatch = { unsent: 0, movedAt: performance.now(), drained: 0 };
+      const w: StreamWatch = { stream, unsent: 0, movedAt: performance.now(), drained: 0 };
       watch.streams.set(stream, w);
       // A piece went out: progress, whatever the next piece's size.
       stream.on("drain", () => {
         w.drained += FASTIFY_PIECE_BYTES;
         w.movedAt = performance.now();
-        watch.moved = true;
+        moved(watch);
       });
-      stream.once("close", () => watch.streams.delete(stream));
+      stream.once("close", () => {
+        watch.streams.delete(stream);
+        moved(watch);
+      });
     });
     session.once("close", () => {
       this.#sessions.delete(session);
+      moved(watch);
       if (this.#sessions.size === 0) this.#stop();
     });
     this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
@@ -109,11 +168,14 @@ export class UnsentBytes {
   sweep(now = performance.now()): void {
     const { writeStallMs, unsentMaxBytes } = this.limits;
     let total = 0;
-    for (const [session, watch] of this.#sessions) {
+    // Over values, not entries: a sweep looks at every stream four times a
+    // second, and an entry is an array allocated each time.
+    for (const watch of this.#sessions.values()) {
+      const session = watch.session;
       let unsent = 0;
-      for (const [stream, w] of watch.streams) {
-        const n = unsentOf(stream, w.drained);
-        if (n < w.unsent) watch.moved = true;
+      for (const w of watch.streams.values()) {
+        const n = unsentOf(w.stream, w.drained);
+        if (n < w.unsent) moved(watch);
         // New bytes start the clock as well: it counts from when they were written.
         if (n === 0 || n !== w.unsent) w.movedAt = now;
         w.unsent = n;
@@ -132,7 +194,8 @@ export class UnsentBytes {
         unsent > 0 &&
         now - watch.movedAt >= STALLED_REFUSES_AFTER_MS &&
         (unsent >= this.limits.sessionUnsentMaxBytes || now - watch.movedAt >= writeStallMs / 4);
-      for (const [stream, w] of watch.streams) {
+      for (const w of watch.streams.values()) {
+        const stream = w.stream;
         if (watch.refusing && !stream.headersSent) {
           stream.close(constants.NGHTTP2_REFUSED_STREAM);
           continue;
@@ -146,13 +209,13 @@ export class UnsentBytes {
       total += watch.unsent;
     }
     if (total <= unsentMaxBytes) return;
-    const stalled = [...this.#sessions]
-      .filter(([session, w]) => w.movedAt < now && w.unsent > 0 && !session.destroyed)
-      .sort(([, a], [, b]) => b.unsent - a.unsent);
-    for (const [session, w] of stalled) {
+    const stalled = [...this.#sessions.values()]
+      .filter((w) => w.movedAt < now && w.unsent > 0 && !w.session.destroyed)
+      .sort((a, b) => b.unsent - a.unsent);
+    for (const w of stalled) {
       if (total <= unsentMaxBytes) break;
       total -= w.unsent;
-      session.destroy();
+      w.session.destroy();
     }
   }
 

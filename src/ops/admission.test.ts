@@ -405,3 +405,47 @@ describe("Admission", () => {
     expect(admission.limit).toBe(9);
   });
 });
+
+describe("a call whose connection cannot take an answer", () => {
+  it("gives its slot to another call, and runs once its connection can take one", async () => {
+    const admission = new Admission(admissionLimits(1, 10));
+    let full = true;
+    let opened = () => {};
+    const room = () =>
+      full
+        ? new Promise<void>((resolve) => {
+            opened = resolve;
+          })
+        : undefined;
+    const ran: string[] = [];
+    const held = admission.run({ key: "user:a", room }, async () => {
+      ran.push("held");
+    });
+    const other = admission.run({ key: "user:b" }, async () => {
+      ran.push("other");
+    });
+    await other;
+    expect(ran).toEqual(["other"]);
+    expect(admission.inFlight).toBe(0);
+    full = false;
+    opened();
+    await held;
+    expect(ran).toEqual(["other", "held"]);
+  });
+
+  it("stops waiting when its client leaves, without running", async () => {
+    const admission = new Admission(admissionLimits(1, 10));
+    const left = new AbortController();
+    let ran = false;
+    const call = admission.run(
+      { signal: left.signal, room: () => new Promise<void>(() => {}) },
+      async () => {
+        ran = true;
+      },
+    );
+    left.abort(new ConnectError("client left", Code.Canceled));
+    await expect(call).rejects.toMatchObject({ code: Code.Canceled });
+    expect(ran).toBe(false);
+    expect(admission.inFlight).toBe(0);
+  });
+});

@@ -101,6 +101,12 @@ export interface Slot {
   kind?: string;
   /** The caller: the token's user, or the client's address; "" for none (no share applies). */
   key?: string;
+  /**
+   * Whether the call's connection can take an answer now: undefined if so,
+   * else a promise of when it can. Given a slot while it cannot, the call
+   * gives the slot back and waits for it again once the promise settles.
+   */
+  room?: () => Promise<void> | undefined;
 }
 
 /**
@@ -274,7 +280,13 @@ export class Admission {
    */
   async run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {
     const { signal } = slot;
-    const release = await this.acquire(signal, slot.kind, slot.key);
+    let release = await this.acquire(signal, slot.kind, slot.key);
+    // No answer is computed for a connection that cannot take it: the slot goes to another call.
+    for (let room = slot.room?.(); room !== undefined; room = slot.room?.()) {
+      release(false);
+      await untilAborted(room, signal);
+      release = await this.acquire(signal, slot.kind, slot.key);
+    }
     let succeeded = false;
     const running = (async () => {
       try {
@@ -359,6 +371,20 @@ export class Admission {
       }
     };
   }
+}
+
+/** Resolves when `promise` settles or `signal` aborts, whichever is first. */
+function untilAborted(promise: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return promise;
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    if (signal.aborted) return done();
+    signal.addEventListener("abort", done, { once: true });
+    promise.then(done, done);
+  });
 }
 
 /**

@@ -16,7 +16,11 @@ import {
 } from "./json.js";
 import * as operations from "./operations.js";
 import { listQuizzes, quizPageToJson } from "./quiz-list.js";
+import { SharedAnswers } from "./shared-answers.js";
 import { validationError } from "./validation.js";
+
+/** What Fastify's serializer says of the JSON it writes, said of JSON written ahead. */
+const JSON_TYPE = "application/json; charset=utf-8";
 
 export interface RestOptions {
   sessions: PracticeSessions;
@@ -98,6 +102,7 @@ export async function restRoutes(
       signal: call.signal,
       kind: request.routeOptions.config.procedure,
       key: request.callerKey,
+      room: call.room,
     };
     return edge.admission.run(slot, () => use(call.signal));
   };
@@ -115,8 +120,23 @@ export async function restRoutes(
     );
   });
 
-  app.get("/quizzes/:quiz_id", { ...route, schema: schema(operations.getQuiz) }, async (request) =>
-    quizToJson(await work(request, (signal) => quizzes.getQuiz(request.params.quiz_id, signal))),
+  // A quiz's answer is the largest (some 280 KB at most): calls with equal
+  // content share one encoding while any of them is still being sent.
+  const quizAnswers = new SharedAnswers();
+  app.get(
+    "/quizzes/:quiz_id",
+    { ...route, schema: schema(operations.getQuiz) },
+    async (request, reply) => {
+      const quiz = quizToJson(
+        await work(request, (signal) => quizzes.getQuiz(request.params.quiz_id, signal)),
+      );
+      reply.type(JSON_TYPE);
+      // Written by the route's own serializer; Fastify sends bytes as they stand.
+      const bytes = quizAnswers.bytes(quiz.id, quiz, () =>
+        Buffer.from(reply.serializeInput(quiz, "200", "application/json") as string),
+      );
+      return bytes as unknown as typeof quiz;
+    },
   );
 
   app.get(

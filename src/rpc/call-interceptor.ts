@@ -29,7 +29,12 @@ export function callInterceptor(admission: Admission, requestTimeoutMs: number):
     const user = req.contextValues.get(userIdKey);
     try {
       return await admission.run(
-        { signal: call.signal, kind: req.method.name, key: user === "" ? "" : `user:${user}` },
+        {
+          signal: call.signal,
+          kind: req.method.name,
+          key: user === "" ? "" : `user:${user}`,
+          room: call.room,
+        },
         () => next(req),
       );
     } finally {

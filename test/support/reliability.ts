@@ -142,7 +142,7 @@ async function callVia<T extends Omit<Outcome, "transport" | "ms">>(
 
 /** Lists `user`'s sessions on `quizId` through `transport`, never throwing. */
 export async function listVia(
-  svc: TestService,
+  svc: Pick<TestService, "rest" | "auth" | "grpc" | "connect" | "grpcWeb">,
   transport: Transport,
   user: string,
   quizId: string,
