@@ -4,6 +4,7 @@ import { meaningOf } from "../app/codes.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { deadlineExceeded } from "./call.js";
+import { endUnfinishedRequest } from "./trailers-reset.js";
 
 /** How the REST gateway answers an error (rest/problem.ts `sendProblem`). */
 export type RestAnswer = (reply: AppReply, err: unknown) => unknown;
@@ -22,6 +23,7 @@ export function answerEarly(
   rest: RestAnswer,
 ): void {
   if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
+  endUnfinishedOnceAnswered(reply);
   if (!request.routeOptions.config.rpc) {
     rest(reply, err);
     return;
@@ -47,6 +49,7 @@ export function answerEarly(
       reply.hijack();
       if (!raw.stream.destroyed && !raw.stream.headersSent) {
         raw.stream.respond({ ":status": 200, ...headers }, { endStream: true });
+        endUnfinishedRequest(raw.stream);
       }
       return;
     }
@@ -72,5 +75,16 @@ export function answerDeadline(reply: AppReply): void {
     reply.raw.destroy();
     return;
   }
+  endUnfinishedOnceAnswered(reply);
   reply.send(deadlineExceeded());
+}
+
+/**
+ * Over HTTP/2, a request still arriving once its early answer is out is
+ * ended (edge/trailers-reset.ts); over HTTP/1.1 the connection closes after
+ * it (edge/one-port.ts).
+ */
+function endUnfinishedOnceAnswered(reply: AppReply): void {
+  const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;
+  if (stream !== undefined) reply.raw.once("finish", () => endUnfinishedRequest(stream));
 }

@@ -5,7 +5,12 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from "node:http";
-import type { Http2Session } from "node:http2";
+import {
+  type Http2Session,
+  constants as h2constants,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+} from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import type { App, TlsFiles } from "../app-server.js";
@@ -25,7 +30,7 @@ import { guardResets } from "./reset-guard.js";
 import { sessionTimers } from "./session-timers.js";
 import { guardBodyPieces, watchBodyPieces } from "./small-pieces.js";
 import { resetAfterTrailers } from "./trailers-reset.js";
-import { cutOffUnfinished } from "./unfinished-requests.js";
+import { UnfinishedRequests } from "./unfinished-requests.js";
 import { UnsentBytes } from "./unsent-bytes.js";
 
 /** What an HTTP/2 client with prior knowledge sends first (RFC 9113 §3.4). */
@@ -138,30 +143,44 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   // not HTTP) get problem+json too.
   h1.on("clientError", answerClientError);
   const sessions = new Set<Http2Session>();
+  const unfinished = new UnfinishedRequests(app.requestReadLimitMs);
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
     sessionTimers(session);
-    guardResets(session);
-    guardBodyPieces(session);
-    unsent.watch(session);
+    const resets = guardResets(session);
+    const pieces = guardBodyPieces(session);
+    const answers = unsent.watch(session);
     // Idle while no stream is open: a candidate for closing near the cap.
     let open = 0;
     idle.idle(session);
-    session.on("stream", (stream) => {
-      open++;
-      idle.busy(session);
-      stream.once("close", () => {
-        open--;
-        if (open === 0 && !session.destroyed) idle.idle(session);
-      });
-    });
+    // Each stream's guards, with one listener for its close: a stream costs
+    // what it is watched for, not a listener and a timer per guard.
+    session.on(
+      "stream",
+      (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, flags: number) => {
+        open++;
+        idle.busy(session);
+        resetAfterTrailers(stream);
+        // END_STREAM on the HEADERS: a request without a body, ended already.
+        const body = (flags & h2constants.NGHTTP2_FLAG_END_STREAM) === 0;
+        if (body) pieces(stream);
+        const closeResets = resets(stream);
+        const closeAnswers = answers(stream);
+        const closeRequest = body ? unfinished.add(stream, headers) : undefined;
+        stream.once("close", () => {
+          open--;
+          if (open === 0 && !session.destroyed) idle.idle(session);
+          closeResets?.();
+          closeAnswers?.();
+          closeRequest?.();
+        });
+      },
+    );
     session.once("close", () => {
       sessions.delete(session);
       idle.busy(session);
     });
   });
-  h2.on("stream", cutOffUnfinished(app.requestReadLimitMs));
-  h2.on("stream", resetAfterTrailers);
 
   const handOver = (socket: Socket) => {
     idle.idle(socket);
@@ -240,6 +259,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       }, 100);
       await waitUntil(() => sockets.size === 0, timeoutMs);
       clearInterval(idleSweep);
+      unfinished.stop();
       const cut = sockets.size;
       for (const socket of sockets) socket.destroy();
       await closed;

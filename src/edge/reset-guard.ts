@@ -28,10 +28,14 @@ const GOAWAY_GRACE_MS = 1000;
  * Watches one HTTP/2 connection for rapid reset: a client whose premature
  * resets reach half its closed streams (counted once `judgedAfter` have
  * closed; before, half of `judgedAfter`) gets GOAWAY ENHANCE_YOUR_CALM and
- * its connection is closed. Session-level, so it holds whatever serves the
- * streams (Node's compatibility layer or a `stream` handler).
+ * its connection is closed. Returns what to call as each stream opens,
+ * which returns what to call as it closes (one-port.ts calls both for every
+ * stream, whatever serves it).
  */
-export function guardResets(session: Http2Session, ratio: ResetRatio = RESET_RATIO): void {
+export function guardResets(
+  session: Http2Session,
+  ratio: ResetRatio = RESET_RATIO,
+): (stream: ServerHttp2Stream) => (() => void) | undefined {
   let closed = 0;
   let premature = 0;
   let closing = false;
@@ -48,21 +52,21 @@ export function guardResets(session: Http2Session, ratio: ResetRatio = RESET_RAT
     session.close();
     setTimeout(() => session.destroy(), GOAWAY_GRACE_MS).unref();
   };
-  session.on("stream", (stream: ServerHttp2Stream) => {
+  /** A stream closed, `premature` if its client reset it soon after opening it. */
+  const end = (prematurely: boolean) => {
+    closed++;
+    if (prematurely) premature++;
+    judge();
+  };
+  return (stream) => {
+    // `aborted`: reset before the server ended its side. A stream reset in
+    // the same read as its HEADERS is aborted already as it opens: counted at
+    // once, so a flood is judged within its read.
+    if (stream.aborted) {
+      end(true);
+      return undefined;
+    }
     const opened = performance.now();
-    let counted = false;
-    const end = (reset: boolean) => {
-      if (counted) return;
-      counted = true;
-      closed++;
-      if (reset && performance.now() - opened < ratio.prematureMs) premature++;
-      judge();
-    };
-    // 'aborted': the peer reset the stream before the server ended its side.
-    // A stream reset in the same read as its HEADERS is aborted already when
-    // 'stream' is emitted: counted at once, so a flood is judged within its read.
-    if (stream.aborted) end(true);
-    else stream.once("aborted", () => end(true));
-    stream.once("close", () => end(false));
-  });
+    return () => end(stream.aborted && performance.now() - opened < ratio.prematureMs);
+  };
 }

@@ -50,25 +50,22 @@ export function watchBodyPieces(
 }
 
 /**
- * Watches the request bodies of one HTTP/2 session: a stream whose body
- * comes in too many small DATA frames ends the session at once (GOAWAY
- * ENHANCE_YOUR_CALM, then closed, as nghttp2 and Envoy end a connection
- * that floods them): every frame its client sends, on that stream or
- * another, costs a parse, so the connection goes, not only the stream.
+ * Watches the request bodies of one HTTP/2 session (call the result with
+ * each stream that has a body): a stream whose body comes in too many small
+ * DATA frames ends the session at once (GOAWAY ENHANCE_YOUR_CALM, then
+ * closed, as nghttp2 and Envoy end a connection that floods them): every
+ * frame its client sends, on that stream or another, costs a parse, so the
+ * connection goes, not only the stream.
  */
-export function guardBodyPieces(session: Http2Session, limits: PieceLimits = PIECE_LIMITS): void {
-  session.on("stream", (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
-    // END_STREAM on the HEADERS: no body.
-    if (flags & constants.NGHTTP2_FLAG_END_STREAM) return;
-    watchBodyPieces(
-      stream,
-      () => {
-        if (session.closed || session.destroyed) return;
-        session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
-        // Not a turn later: the rest of the read would be parsed first.
-        session.destroy();
-      },
-      limits,
-    );
-  });
+export function guardBodyPieces(
+  session: Http2Session,
+  limits: PieceLimits = PIECE_LIMITS,
+): (stream: ServerHttp2Stream) => void {
+  const flood = () => {
+    if (session.closed || session.destroyed) return;
+    session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+    // Not a turn later: the rest of the read would be parsed first.
+    session.destroy();
+  };
+  return (stream) => watchBodyPieces(stream, flood, limits);
 }

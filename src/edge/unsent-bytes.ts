@@ -124,8 +124,11 @@ export class UnsentBytes {
 
   constructor(private readonly limits: UnsentLimits) {}
 
-  /** Watches `session`'s answers until it closes. */
-  watch(session: Http2Session): void {
+  /**
+   * Watches `session`'s answers until it closes. Returns what to call as
+   * each stream opens, which returns what to call as it closes.
+   */
+  watch(session: Http2Session): (stream: ServerHttp2Stream) => (() => void) | undefined {
     const watch: SessionWatch = {
       session,
       streams: new Map(),
@@ -138,10 +141,16 @@ export class UnsentBytes {
     };
     this.#sessions.set(session, watch);
     watched.set(session, watch);
-    session.on("stream", (stream: ServerHttp2Stream) => {
+    session.once("close", () => {
+      this.#sessions.delete(session);
+      moved(watch);
+      if (this.#sessions.size === 0) this.#stop();
+    });
+    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    return (stream) => {
       if (watch.refusing) {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
-        return;
+        return undefined;
       }
       const w: StreamWatch = { stream, unsent: 0, movedAt: performance.now(), drained: 0 };
       watch.streams.set(stream, w);
@@ -151,17 +160,11 @@ export class UnsentBytes {
         w.movedAt = performance.now();
         moved(watch);
       });
-      stream.once("close", () => {
+      return () => {
         watch.streams.delete(stream);
         moved(watch);
-      });
-    });
-    session.once("close", () => {
-      this.#sessions.delete(session);
-      moved(watch);
-      if (this.#sessions.size === 0) this.#stop();
-    });
-    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+      };
+    };
   }
 
   /** Looks at every answer's unsent bytes once (every SWEEP_MS; tests may call it). */

@@ -236,3 +236,45 @@ edge("a request's read limit follows the longest a call may take", () => {
     }
   }, 30_000);
 });
+
+edge("an answer at the deadline while the request still arrives", () => {
+  it("ends the HTTP/2 stream with it (RST_STREAM NO_ERROR), over gRPC and REST, not at the read limit", async () => {
+    const { port, portNumber } = await serve(false, 1_000);
+    const token = await signToken(TEST_SECRET, "stalled-h2");
+    const session = http2Connect(`http://127.0.0.1:${portNumber}`);
+    session.on("error", () => {});
+    /** A request whose body never ends: its answer's status, and how its stream was closed. */
+    const unfinished = (headers: Record<string, string>) =>
+      new Promise<{ status: string | undefined; rstCode: number | undefined }>((resolve) => {
+        const stream = session.request({
+          ":method": "POST",
+          authorization: `Bearer ${token}`,
+          ...headers,
+        });
+        let status: string | undefined;
+        stream.on("error", () => {});
+        stream.once("response", (h) => {
+          status = String(h["grpc-status"] ?? h[":status"]);
+        });
+        stream.resume();
+        stream.once("close", () => resolve({ status, rstCode: stream.rstCode }));
+        stream.write(Buffer.from([0, 0, 0, 1, 0]));
+      });
+    try {
+      const [grpc, rest] = await Promise.all([
+        unfinished({
+          ":path": "/practice.v1.PracticeSessionService/ListSessions",
+          "content-type": "application/grpc",
+          te: "trailers",
+        }),
+        unfinished({ ":path": "/quizzes/1/sessions", "content-type": "application/json" }),
+      ]);
+      // DEADLINE_EXCEEDED and 504, then NO_ERROR: ended with the answer, not CANCEL at the read limit.
+      expect(grpc).toEqual({ status: "4", rstCode: 0 });
+      expect(rest).toEqual({ status: "504", rstCode: 0 });
+    } finally {
+      session.destroy();
+      await port.close(500);
+    }
+  });
+});
