@@ -95,24 +95,22 @@ export const pageQueryProblems = (filters: Record<string, [code: string, detail:
     ...filters,
     cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
   });
-const quizErrors = {
+/** The responses a path parameter brings: 401, its one 404 whatever the cause, 503. */
+const parameterErrors = (description: string, example: string, detail: string) => ({
   401: unauthorized,
-  404: problems(
-    404,
-    "The quiz does not exist, is deleted, or is under a deleted study guide (one body for all).",
-    { quiz: ["not_found", "quiz not found"] },
-  ),
+  404: problems(404, description, { [example]: ["not_found", detail] }),
   503: unavailable,
-};
-const sessionErrors = {
-  401: unauthorized,
-  404: problems(
-    404,
-    "No such session of the caller's: another user's, unknown or malformed (one body for all).",
-    { session: ["not_found", "session not found"] },
-  ),
-  503: unavailable,
-};
+});
+const quizErrors = parameterErrors(
+  "The quiz does not exist, is deleted, or is under a deleted study guide (one body for all).",
+  "quiz",
+  "quiz not found",
+);
+const sessionErrors = parameterErrors(
+  "No such session of the caller's: another user's, unknown or malformed (one body for all).",
+  "session",
+  "session not found",
+);
 /**
  * An operation under `/quizzes/{quiz_id}` or `/sessions/{id}`: that path parameter, and
  * after the operation's own responses those the parameter brings (401, 404, 503).
@@ -132,219 +130,222 @@ const expired: [string, string] = [
   "session expired: it was started more than 7 days ago; start the quiz again for a new session",
 ];
 
-export const getQuiz = onQuiz({
-  operationId: "getQuiz",
-  tags: ["quizzes"],
-  summary: "A quiz's title and questions, by position, without correct answers",
-  description:
-    "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
-    "the same 404 as the list.",
-  response: { 200: json("The quiz.", Quiz) },
+/**
+ * Operations of one OpenAPI tag, each named once: its key is its operationId.
+ * In the operation, operationId and tags come first, as OpenAPI lists them.
+ */
+const tagged = <O extends Record<string, object>>(tag: string, operations: O) =>
+  Object.fromEntries(
+    Object.entries(operations).map(([operationId, operation]) => [
+      operationId,
+      { operationId, tags: [tag], ...operation },
+    ]),
+  ) as { [K in keyof O]: { operationId: K; tags: string[] } & O[K] };
+
+export const { getQuiz } = tagged("quizzes", {
+  getQuiz: onQuiz({
+    summary: "A quiz's title and questions, by position, without correct answers",
+    description:
+      "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
+      "the same 404 as the list.",
+    response: { 200: json("The quiz.", Quiz) },
+  }),
 });
 
-export const listSessions = onQuiz({
-  operationId: "listSessions",
-  tags: ["sessions"],
-  summary: "List the caller's sessions on a quiz, newest first",
-  description:
-    "Ordered by started_at descending, then id descending; keyset pages. Only the " +
-    "caller's own sessions. Each query parameter may be given at most once.",
-  querystring: ListQuery,
-  response: {
-    200: json("A page of sessions.", SessionPage),
-    400: pageQueryProblems({
-      status: ["invalid_argument", 'status must be "active" or "completed"'],
-    }),
-  },
-});
-
-export const startSession = onQuiz({
-  operationId: "startSession",
-  tags: ["sessions"],
-  summary: "Start a session on a quiz, or resume the caller's in-progress one",
-  description:
-    "Creates a session that freezes the quiz's current questions (201), or returns the " +
-    "caller's in-progress session with its answers (200), with its snapshot either way. An " +
-    "in-progress session started more than 7 days ago is deleted first. A quiz without " +
-    'questions is 400 `failed_precondition`. No body, `{}` or `{"mode":"full"}`: the ' +
-    'whole quiz. `{"mode":"review"}`: the caller\'s questions due for review now (at ' +
-    "most 20, earliest due first; see `GET /quizzes/{quiz_id}/review`), or 400 " +
-    '`failed_precondition` with `next_due_at` when none is. `{"mode":"missed"}`: the ' +
-    "questions the caller did not answer correctly (wrong or unanswered) in their latest " +
-    "completed session of the quiz, in quiz order, or 400 `failed_precondition` when there " +
-    "are none. An in-progress session of any mode is resumed all the same.",
-  body: StartOptions,
-  response: {
-    201: {
-      ...json("A new session, with no answers.", SessionDetail),
-      headers: {
-        Location: Type.String({
-          format: "uri-reference",
-          description: "The new session: `/sessions/{id}`, or `/api/sessions/{id}` under /api.",
+export const { listSessions, startSession, getSession, submitAnswer, completeSession } = tagged(
+  "sessions",
+  {
+    listSessions: onQuiz({
+      summary: "List the caller's sessions on a quiz, newest first",
+      description:
+        "Ordered by started_at descending, then id descending; keyset pages. Only the " +
+        "caller's own sessions. Each query parameter may be given at most once.",
+      querystring: ListQuery,
+      response: {
+        200: json("A page of sessions.", SessionPage),
+        400: pageQueryProblems({
+          status: ["invalid_argument", 'status must be "active" or "completed"'],
         }),
       },
-    },
-    200: json("The caller's in-progress session, with its answers so far.", SessionDetail),
-    400: {
+    }),
+    startSession: onQuiz({
+      summary: "Start a session on a quiz, or resume the caller's in-progress one",
       description:
-        "The quiz has no questions, a review start finds nothing due (`next_due_at`), a " +
-        "missed start finds nothing missed, or the body is not empty or a JSON object with " +
-        "a valid `mode`.",
-      content: {
-        "application/problem+json": {
-          schema: Type.Union([NothingDueProblem, Problem]),
-          examples: {
-            noQuestions: problemExample(
-              400,
-              "failed_precondition",
-              "quiz has no questions to practise",
-            ),
-            nothingDue: {
-              value: {
-                ...problemExample(
-                  400,
-                  "failed_precondition",
-                  "no question of this quiz is due for review yet",
-                ).value,
-                next_due_at: "2026-11-23T09:41:00.000Z",
-              },
-            },
-            nothingMissed: problemExample(
-              400,
-              "failed_precondition",
-              "nothing to practise again: no question was missed in your latest completed session of this quiz",
-            ),
-            body: problemExample(
-              400,
-              "invalid_argument",
-              "request body must be empty or a JSON object",
-            ),
-            mode: problemExample(
-              400,
-              "invalid_argument",
-              'mode must be "full", "review" or "missed"',
-            ),
+        "Creates a session that freezes the quiz's current questions (201), or returns the " +
+        "caller's in-progress session with its answers (200), with its snapshot either way. An " +
+        "in-progress session started more than 7 days ago is deleted first. A quiz without " +
+        'questions is 400 `failed_precondition`. No body, `{}` or `{"mode":"full"}`: the ' +
+        'whole quiz. `{"mode":"review"}`: the caller\'s questions due for review now (at ' +
+        "most 20, earliest due first; see `GET /quizzes/{quiz_id}/review`), or 400 " +
+        '`failed_precondition` with `next_due_at` when none is. `{"mode":"missed"}`: the ' +
+        "questions the caller did not answer correctly (wrong or unanswered) in their latest " +
+        "completed session of the quiz, in quiz order, or 400 `failed_precondition` when there " +
+        "are none. An in-progress session of any mode is resumed all the same.",
+      body: StartOptions,
+      response: {
+        201: {
+          ...json("A new session, with no answers.", SessionDetail),
+          headers: {
+            Location: Type.String({
+              format: "uri-reference",
+              description: "The new session: `/sessions/{id}`, or `/api/sessions/{id}` under /api.",
+            }),
           },
         },
+        200: json("The caller's in-progress session, with its answers so far.", SessionDetail),
+        400: {
+          description:
+            "The quiz has no questions, a review start finds nothing due (`next_due_at`), a " +
+            "missed start finds nothing missed, or the body is not empty or a JSON object with " +
+            "a valid `mode`.",
+          content: {
+            "application/problem+json": {
+              schema: Type.Union([NothingDueProblem, Problem]),
+              examples: {
+                noQuestions: problemExample(
+                  400,
+                  "failed_precondition",
+                  "quiz has no questions to practise",
+                ),
+                nothingDue: {
+                  value: {
+                    ...problemExample(
+                      400,
+                      "failed_precondition",
+                      "no question of this quiz is due for review yet",
+                    ).value,
+                    next_due_at: "2026-11-23T09:41:00.000Z",
+                  },
+                },
+                nothingMissed: problemExample(
+                  400,
+                  "failed_precondition",
+                  "nothing to practise again: no question was missed in your latest completed session of this quiz",
+                ),
+                body: problemExample(
+                  400,
+                  "invalid_argument",
+                  "request body must be empty or a JSON object",
+                ),
+                mode: problemExample(
+                  400,
+                  "invalid_argument",
+                  'mode must be "full", "review" or "missed"',
+                ),
+              },
+            },
+          },
+        },
+        415: unsupportedMediaType,
       },
-    },
-    415: unsupportedMediaType,
-  },
-});
-
-export const listDueQuestions = onQuiz({
-  operationId: "listDueQuestions",
-  tags: ["review"],
-  summary: "The caller's questions of a quiz due for review now",
-  description:
-    "Spaced repetition over the caller's own answers: every stored answer, in any session, " +
-    "schedules its question with FSRS (ts-fsrs 5, default parameters, fuzz off; correct = " +
-    "Good, wrong = Again, at `answered_at`; a question left unanswered when a session is " +
-    "completed counts as Again at `completed_at`). Due now (`due_at` at or before now), " +
-    "earliest due first, then by position, in keyset pages; `due_count` and `new_count` " +
-    "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
-    "time after now. The same 404 as the list.",
-  querystring: DueQuery,
-  response: {
-    200: json("A page of what is due.", DueQuestions),
-    400: pageQueryProblems(),
-  },
-});
-
-export const getSession = onSession({
-  operationId: "getSession",
-  tags: ["sessions"],
-  summary: "One of the caller's sessions, with its answers and snapshot",
-  description:
-    "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
-    "Once the session is completed, each snapshot question carries its current " +
-    "`correct_answer` (null for a deleted question), for review; null while in progress.",
-  response: { 200: json("The session.", SessionDetail) },
-});
-
-export const submitAnswer = onSession({
-  operationId: "submitAnswer",
-  tags: ["sessions"],
-  summary: "Answer one question of an in-progress session",
-  description:
-    "The service decides `is_correct` (trimmed, case-insensitive, after Unicode NFC). " +
-    "One answer per question, and a retry is safe: the same `user_answer` again, byte for " +
-    "byte, to a question that has exactly that answer is 200 with the stored answer and " +
-    "writes nothing, also after the session is completed; a different answer is 409 " +
-    "`already_exists` with the stored answer as `stored_answer`. A new answer to a " +
-    "completed or expired session is 400 `failed_precondition`.",
-  body: NewAnswer,
-  response: {
-    201: json("The stored answer and the session's new counts.", AnswerResult),
-    200: json(
-      "The question had exactly this answer already (a retry): the stored answer and the " +
-        "session's counts, nothing written.",
-      AnswerResult,
-    ),
-    400: problems(
-      400,
-      "A bad answer, a question outside the session, or a new answer to a completed or " +
-        "expired session.",
-      {
-        answer: [
-          "invalid_argument",
-          "user_answer must be 1 to 1000 characters and not only white space",
-        ],
-        question: ["invalid_argument", "question_id is not a question of this session"],
-        unicode: ["invalid_argument", "user_answer is not well-formed Unicode"],
-        completed,
-        expired,
-      },
-    ),
-    409: {
+    }),
+    getSession: onSession({
+      summary: "One of the caller's sessions, with its answers and snapshot",
       description:
-        "The question has another answer in this session, which stands: `stored_answer`.",
-      content: {
-        "application/problem+json": {
-          schema: AnswerConflictProblem,
-          examples: {
-            conflict: {
-              value: {
-                type: "about:blank",
-                title: titleOf(409),
-                status: 409,
-                detail: "question already answered in this session",
-                code: "already_exists",
-                stored_answer: {
-                  question_id: "42",
-                  user_answer: "Paris",
-                  is_correct: true,
-                  answered_at: "2026-11-22T02:13:10.123Z",
+        "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
+        "Once the session is completed, each snapshot question carries its current " +
+        "`correct_answer` (null for a deleted question), for review; null while in progress.",
+      response: { 200: json("The session.", SessionDetail) },
+    }),
+    submitAnswer: onSession({
+      summary: "Answer one question of an in-progress session",
+      description:
+        "The service decides `is_correct` (trimmed, case-insensitive, after Unicode NFC). " +
+        "One answer per question, and a retry is safe: the same `user_answer` again, byte for " +
+        "byte, to a question that has exactly that answer is 200 with the stored answer and " +
+        "writes nothing, also after the session is completed; a different answer is 409 " +
+        "`already_exists` with the stored answer as `stored_answer`. A new answer to a " +
+        "completed or expired session is 400 `failed_precondition`.",
+      body: NewAnswer,
+      response: {
+        201: json("The stored answer and the session's new counts.", AnswerResult),
+        200: json(
+          "The question had exactly this answer already (a retry): the stored answer and the " +
+            "session's counts, nothing written.",
+          AnswerResult,
+        ),
+        400: problems(
+          400,
+          "A bad answer, a question outside the session, or a new answer to a completed or " +
+            "expired session.",
+          {
+            answer: [
+              "invalid_argument",
+              "user_answer must be 1 to 1000 characters and not only white space",
+            ],
+            question: ["invalid_argument", "question_id is not a question of this session"],
+            unicode: ["invalid_argument", "user_answer is not well-formed Unicode"],
+            completed,
+            expired,
+          },
+        ),
+        409: {
+          description:
+            "The question has another answer in this session, which stands: `stored_answer`.",
+          content: {
+            "application/problem+json": {
+              schema: AnswerConflictProblem,
+              examples: {
+                conflict: {
+                  value: {
+                    type: "about:blank",
+                    title: titleOf(409),
+                    status: 409,
+                    detail: "question already answered in this session",
+                    code: "already_exists",
+                    stored_answer: {
+                      question_id: "42",
+                      user_answer: "Paris",
+                      is_correct: true,
+                      answered_at: "2026-11-22T02:13:10.123Z",
+                    },
+                  },
                 },
               },
             },
           },
         },
+        415: unsupportedMediaType,
       },
-    },
-    415: unsupportedMediaType,
-  },
-});
-
-export const completeSession = onSession({
-  operationId: "completeSession",
-  tags: ["sessions"],
-  summary: "Complete an in-progress session",
-  description:
-    "Sets completed_at and so the score. Completing a completed session again is a retry: " +
-    "200 with the session as it is (the same completed_at and score), nothing written. An " +
-    "expired session (in progress, started over 7 days ago) is 400 `failed_precondition`. " +
-    "No body, or a JSON object.",
-  body: NoOptions,
-  response: {
-    200: json(
-      "The completed session with its answers: completed now, or before (a retry).",
-      Session,
-    ),
-    400: problems(400, "The session expired, or the body is not empty or a JSON object.", {
-      expired,
-      body: ["invalid_argument", "request body must be empty or a JSON object"],
     }),
-    415: unsupportedMediaType,
+    completeSession: onSession({
+      summary: "Complete an in-progress session",
+      description:
+        "Sets completed_at and so the score. Completing a completed session again is a retry: " +
+        "200 with the session as it is (the same completed_at and score), nothing written. An " +
+        "expired session (in progress, started over 7 days ago) is 400 `failed_precondition`. " +
+        "No body, or a JSON object.",
+      body: NoOptions,
+      response: {
+        200: json(
+          "The completed session with its answers: completed now, or before (a retry).",
+          Session,
+        ),
+        400: problems(400, "The session expired, or the body is not empty or a JSON object.", {
+          expired,
+          body: ["invalid_argument", "request body must be empty or a JSON object"],
+        }),
+        415: unsupportedMediaType,
+      },
+    }),
   },
+);
+
+export const { listDueQuestions } = tagged("review", {
+  listDueQuestions: onQuiz({
+    summary: "The caller's questions of a quiz due for review now",
+    description:
+      "Spaced repetition over the caller's own answers: every stored answer, in any session, " +
+      "schedules its question with FSRS (ts-fsrs 5, default parameters, fuzz off; correct = " +
+      "Good, wrong = Again, at `answered_at`; a question left unanswered when a session is " +
+      "completed counts as Again at `completed_at`). Due now (`due_at` at or before now), " +
+      "earliest due first, then by position, in keyset pages; `due_count` and `new_count` " +
+      "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
+      "time after now. The same 404 as the list.",
+    querystring: DueQuery,
+    response: {
+      200: json("A page of what is due.", DueQuestions),
+      400: pageQueryProblems(),
+    },
+  }),
 });
