@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { RoundRobinProxy } from "../support/round-robin-proxy.js";
+import { waitForSynced } from "./support/mariadb-servers.js";
 import { withDatabase } from "./support/replicas.js";
 
 /**
@@ -33,6 +34,8 @@ let proxy: RoundRobinProxy;
 let handle: ReturnType<typeof openDatabase>;
 
 beforeAll(async () => {
+  // The suite before this one cuts a node off and lets it rejoin: start on a whole cluster.
+  for (const node of cluster.galera) await waitForSynced(node, cluster.galera.length);
   const c = await createConnection({ uri: cluster.galera[0] as string });
   await c.query(`CREATE DATABASE IF NOT EXISTS ${DB}`);
   await c.end();
