@@ -1,13 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
-import { createGrpcClient } from "./grpc-client.js";
 import { listeningPort, serviceEnv } from "./listening.js";
-import { TEST_SECRET, type TestService } from "./service.js";
+import { callers, TEST_SECRET, type TestService } from "./service.js";
 
 /** What a test needs of a service in a process of its own: its clients, its database, its pid. */
 export type ServiceProcess = Pick<
@@ -50,37 +46,20 @@ export async function startServiceProcess(): Promise<ServiceProcess> {
   });
   const pid = child.pid as number;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const token = (sub: string) => signToken(TEST_SECRET, sub, { now: new Date() });
-  const auth = async (user: string) => ({ authorization: `Bearer ${await token(user)}` });
-  const grpc = createGrpcClient(PracticeSessionService, `127.0.0.1:${port}`);
+  const calls = callers(baseUrl, (sub) => signToken(TEST_SECRET, sub, { now: new Date() }));
   const exited = new Promise((resolve) => child.once("exit", resolve));
   return {
     db: database.db,
     baseUrl,
     metricsUrl: `http://127.0.0.1:${metricsPort}`,
     pid,
-    token,
-    auth,
-    async rest(user, method, path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (user !== null) headers.set("authorization", `Bearer ${await token(user)}`);
-      return fetch(`${baseUrl}${path}`, { ...init, method, headers });
-    },
-    connect: createClient(
-      PracticeSessionService,
-      createConnectTransport({ baseUrl, httpVersion: "2" }),
-    ),
-    grpcWeb: createClient(
-      PracticeSessionService,
-      createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
-    ),
-    grpc,
+    ...calls,
     rss() {
       const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       return Number(kb?.[1] ?? 0) * 1024;
     },
     async close() {
-      grpc.close();
+      calls.grpc.close();
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await exited;
       await database.drop();

@@ -150,8 +150,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     options.auth
       ? options.auth.sign(sub, clock.now())
       : signToken(TEST_SECRET, sub, { now: clock.now() });
-  const auth = async (user: string) => ({ authorization: `Bearer ${await token(user)}` });
-  const grpc = createGrpcClient(PracticeSessionService, `127.0.0.1:${portNumber}`);
+  const calls = callers(baseUrl, token);
   const quizGrpc = createGrpcClient(QuizService, `127.0.0.1:${portNumber}`);
   return {
     database,
@@ -163,9 +162,27 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     clock,
     baseUrl,
     metricsUrl,
+    ...calls,
+    quizConnect: createClient(QuizService, createConnectTransport({ baseUrl, httpVersion: "2" })),
+    quizGrpc,
+    async close() {
+      health.stop();
+      calls.grpc.close();
+      quizGrpc.close();
+      await port.close(1000);
+      await proxy?.cut();
+      await closeDb();
+      await database.drop();
+    },
+  };
+}
+
+/** How a test calls a service at `baseUrl` as a user: tokens, REST, Connect, gRPC-Web and gRPC. */
+export function callers(baseUrl: string, token: (sub: string) => Promise<string>) {
+  return {
     token,
-    auth,
-    async rest(user, method, path, init = {}) {
+    auth: async (user: string) => ({ authorization: `Bearer ${await token(user)}` }),
+    async rest(user: string | null, method: string, path: string, init: RequestInit = {}) {
       const headers = new Headers(init.headers);
       if (user !== null) headers.set("authorization", `Bearer ${await token(user)}`);
       return fetch(`${baseUrl}${path}`, { ...init, method, headers });
@@ -178,17 +195,6 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       PracticeSessionService,
       createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
     ),
-    grpc,
-    quizConnect: createClient(QuizService, createConnectTransport({ baseUrl, httpVersion: "2" })),
-    quizGrpc,
-    async close() {
-      health.stop();
-      grpc.close();
-      quizGrpc.close();
-      await port.close(1000);
-      await proxy?.cut();
-      await closeDb();
-      await database.drop();
-    },
+    grpc: createGrpcClient(PracticeSessionService, `127.0.0.1:${new URL(baseUrl).port}`),
   };
 }
