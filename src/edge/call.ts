@@ -91,7 +91,7 @@ export function startCall(
       clearTimeout(timer);
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
-    room: () => roomForAnswer(res, controller.signal),
+    room: () => roomForAnswer(res),
   };
 }
 

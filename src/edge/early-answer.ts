@@ -23,8 +23,8 @@ export function answerEarly(
   rest: RestAnswer,
 ): void {
   if (reply.sent || reply.raw.headersSent || reply.raw.destroyed) return;
-  endUnfinishedOnceAnswered(reply);
   if (!request.routeOptions.config.rpc) {
+    endUnfinishedOnceAnswered(reply);
     rest(reply, err);
     return;
   }
@@ -57,6 +57,7 @@ export function answerEarly(
     return;
   }
   for (const [name, value] of err.metadata) reply.header(name, value);
+  endUnfinishedOnceAnswered(reply);
   void reply
     .code(meaning.httpStatus)
     .headers(retryAfter)
@@ -80,9 +81,9 @@ export function answerDeadline(reply: AppReply): void {
 }
 
 /**
- * Over HTTP/2, a request still arriving once its early answer is out is
- * ended (edge/trailers-reset.ts); over HTTP/1.1 the connection closes after
- * it (edge/one-port.ts).
+ * Over HTTP/2, a request still arriving once an answer Fastify sends is out
+ * is ended (edge/trailers-reset.ts); over HTTP/1.1 the connection closes
+ * after it (edge/one-port.ts).
  */
 function endUnfinishedOnceAnswered(reply: AppReply): void {
   const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;

@@ -64,30 +64,23 @@ interface SessionWatch {
 const watched = new WeakMap<Http2Session, SessionWatch>();
 
 /**
- * Resolves once `res`'s session has room for another answer: at once, unless
- * it holds `sessionUnsentMaxBytes` or more unsent; then when any of its
- * bytes move (a piece drained, an answer ended) or `signal` aborts. A call
- * waits here before its work, so no answer is computed for a session that
- * cannot take it now, and none is refused: a reader's bytes keep moving.
+ * Undefined if `res`'s session has room for another answer (it holds less
+ * than `sessionUnsentMaxBytes` unsent), else a promise that resolves when
+ * any of its bytes move (a piece drained, an answer ended, the session
+ * closed). A call waits for it before its work (admission ends the wait if
+ * the call stops), so no answer is computed for a session that cannot take
+ * it now, and none is refused: a reader's bytes keep moving.
  */
 export function roomForAnswer(
   res: ServerResponse | Http2ServerResponse,
-  signal: AbortSignal,
 ): Promise<void> | undefined {
   const session = "stream" in res ? res.stream.session : undefined;
   const watch = session === undefined ? undefined : watched.get(session);
-  if (watch === undefined || signal.aborted) return undefined;
+  if (watch === undefined) return undefined;
   let unsent = 0;
   for (const w of watch.streams.values()) unsent += unsentOf(w.stream, w.drained);
   if (unsent < watch.budget) return undefined;
-  return new Promise((resolve) => {
-    const done = () => {
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    watch.waiting.push(done);
-    signal.addEventListener("abort", done, { once: true });
-  });
+  return new Promise((resolve) => watch.waiting.push(resolve));
 }
 
 /** Lets every call waiting for room in `watch` go on: each looks again once it has a slot again. */
@@ -119,7 +112,7 @@ function moved(watch: SessionWatch): void {
  * client left), as Envoy stops reading a connection over its buffer limit.
  */
 export class UnsentBytes {
-  readonly #sessions = new Map<Http2Session, SessionWatch>();
+  readonly #sessions = new Set<SessionWatch>();
   #sweep: NodeJS.Timeout | undefined;
 
   constructor(private readonly limits: UnsentLimits) {}
@@ -139,10 +132,10 @@ export class UnsentBytes {
       budget: this.limits.sessionUnsentMaxBytes,
       waiting: [],
     };
-    this.#sessions.set(session, watch);
+    this.#sessions.add(watch);
     watched.set(session, watch);
     session.once("close", () => {
-      this.#sessions.delete(session);
+      this.#sessions.delete(watch);
       moved(watch);
       if (this.#sessions.size === 0) this.#stop();
     });
@@ -173,7 +166,7 @@ export class UnsentBytes {
     let total = 0;
     // Over values, not entries: a sweep looks at every stream four times a
     // second, and an entry is an array allocated each time.
-    for (const watch of this.#sessions.values()) {
+    for (const watch of this.#sessions) {
       const session = watch.session;
       let unsent = 0;
       for (const w of watch.streams.values()) {
@@ -212,7 +205,7 @@ export class UnsentBytes {
       total += watch.unsent;
     }
     if (total <= unsentMaxBytes) return;
-    const stalled = [...this.#sessions.values()]
+    const stalled = [...this.#sessions]
       .filter((w) => w.movedAt < now && w.unsent > 0 && !w.session.destroyed)
       .sort((a, b) => b.unsent - a.unsent);
     for (const w of stalled) {
