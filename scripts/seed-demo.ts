@@ -8,7 +8,7 @@
 // First: refuses a Node too old before anything native loads.
 import "../src/ops/node-version.js";
 import { devSecret } from "../src/auth/tokens.js";
-import { type Config, loadConfig } from "../src/config.js";
+import { type Config, DEFAULT_PORT, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/connect.js";
 import { ensureDemoContent } from "../src/db/demo-content.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -50,7 +50,7 @@ async function printPracticeLink(config: Config, quizId: string | undefined): Pr
   const devMode = !jwt.secret && !jwt.publicKeyPem && !jwt.jwksUrl;
   if (!devMode || !config.practicePage || quizId === undefined) return;
   const token = await demoToken(devSecret());
-  const port = config.port === 0 ? 8080 : config.port;
+  const port = config.port === 0 ? DEFAULT_PORT : config.port;
   console.log(practiceLinkLines(localBase(config, port), quizId, token).join("\n"));
   console.log("(a service already running lists the new quizzes at once: no restart needed)");
 }

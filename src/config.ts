@@ -154,6 +154,7 @@ export class ConfigError extends Error {
 
 /** Without DATABASE_URL: the embedded SQLite store, for trying the service. */
 export const DEFAULT_DATABASE_URL = "sqlite:./data/practice.db";
+export const DEFAULT_PORT = 8080;
 
 type Env = Record<string, string | undefined>;
 
@@ -230,7 +231,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
-  const port = integer(env, "PORT", 8080, 0, 65535);
+  const port = integer(env, "PORT", DEFAULT_PORT, 0, 65535);
   const dbPoolSize = integer(env, "DB_POOL_SIZE", 10, 1, 1000);
   const maxInFlight = integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000);
   const metricsPort = integer(env, "METRICS_PORT", 9464, 0, 65535);

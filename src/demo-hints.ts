@@ -1,5 +1,5 @@
 import { signToken } from "./auth/tokens.js";
-import { type Config, DEFAULT_DATABASE_URL } from "./config.js";
+import { type Config, DEFAULT_DATABASE_URL, DEFAULT_PORT } from "./config.js";
 import { describeStore } from "./db/store-url.js";
 import { PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
@@ -10,21 +10,40 @@ import { PRACTICE_PAGE_PATH } from "./web/practice-page.js";
  */
 
 /**
- * `npm run seed:demo` as it must be typed for the store at `databaseUrl`:
- * with DATABASE_URL when it is not the default (a password shown as ****,
- * for the reader to fill in: the banner is no place for it).
+ * `npm run seed:demo` as it must be typed for this service: with each setting
+ * the seed reads that is not its default (the store, and the port, TLS and
+ * page its practice link depends on), a password shown as **** for the reader
+ * to fill in: the banner is no place for it.
  */
-export function seedDemoCommand(databaseUrl: string): string {
-  if (databaseUrl === DEFAULT_DATABASE_URL) return "npm run seed:demo";
-  let shown = databaseUrl;
-  if (URL.canParse(databaseUrl)) {
-    const url = new URL(databaseUrl);
-    if (url.password !== "") {
-      url.password = "****";
-      shown = url.toString();
+export function seedDemoCommand(o: {
+  databaseUrl: string;
+  port?: number;
+  tls?: Config["tls"];
+  practicePage?: boolean;
+}): string {
+  const settings: string[] = [];
+  if (o.databaseUrl !== DEFAULT_DATABASE_URL) {
+    let shown = o.databaseUrl;
+    if (URL.canParse(shown)) {
+      const url = new URL(shown);
+      if (url.password !== "") {
+        url.password = "****";
+        shown = url.toString();
+      }
     }
+    settings.push(`DATABASE_URL=${shellQuote(shown)}`);
   }
-  return `DATABASE_URL='${shown.replaceAll("'", "'\\''")}' npm run seed:demo`;
+  if (o.port !== undefined && o.port !== DEFAULT_PORT) settings.push(`PORT=${o.port}`);
+  if (o.tls) {
+    settings.push(`TLS_CERT_FILE=${shellQuote(o.tls.certFile)}`);
+    settings.push(`TLS_KEY_FILE=${shellQuote(o.tls.keyFile)}`);
+  }
+  if (o.practicePage === false) settings.push("PRACTICE_PAGE=off");
+  return [...settings, "npm run seed:demo"].join(" ");
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /** The service's address as this machine reaches it. */
@@ -51,6 +70,8 @@ export function devBanner(o: {
   base: string;
   scrapePort: number;
   databaseUrl: string;
+  port: number;
+  tls: Config["tls"];
   quizIds: readonly string[];
   token: string;
   practicePage: boolean;
@@ -69,7 +90,7 @@ export function devBanner(o: {
       ? [`Try it on quiz ${quiz}:`]
       : [
           "No quizzes yet. To add the two demo quizzes to this store, run in another shell:",
-          `  ${seedDemoCommand(o.databaseUrl)}`,
+          `  ${seedDemoCommand(o)}`,
           "(it prints the practice link). Then try it:",
         ]),
     `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${o.base}/quizzes/${quiz}/sessions`,

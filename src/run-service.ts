@@ -156,6 +156,8 @@ async function main() {
         base,
         scrapePort,
         databaseUrl: config.databaseUrl,
+        port: actualPort,
+        tls: config.tls,
         quizIds,
         token,
         practicePage: practicePage !== undefined,

@@ -110,7 +110,7 @@ it("prints the practice link npm start would print, with the same settings", asy
 }, 60_000);
 
 it.runIf(testStore() === "mysql")(
-  "on an empty MariaDB, npm start prints the exact seed command; run as printed, it seeds that store and the service lists the quizzes at once",
+  "on an empty MariaDB, npm start prints the exact seed command (store, port, page); run as printed, it seeds that store and the service lists the quizzes at once",
   async () => {
     const cwd = mkdtempSync(join(temp, "banner-"));
     const url = newTestDatabaseUrl("mysql");
@@ -137,15 +137,20 @@ it.runIf(testStore() === "mysql")(
         out += d;
       });
       await expect.poll(() => out, { timeout: 45_000, interval: 200 }).toMatch(/then try it:/i);
-      const command = /^ {2}(DATABASE_URL='([^']+)' npm run seed:demo)$/m.exec(out);
-      expect(command?.[2], out).toBe(url);
-      const base = /^Start here: (http:\/\/127\.0\.0\.1:\d+)\//m.exec(out)?.[1];
+      const command = /^ {2}((?:[A-Z_]+=\S+ )+)npm run seed:demo$/m.exec(out)?.[1] ?? "";
+      const printed = Object.fromEntries(
+        [...command.matchAll(/([A-Z_]+)='?([^' ]+)'? /g)].map((m) => [m[1], m[2]]),
+      );
+      const base = /^Start here: (http:\/\/127\.0\.0\.1:(\d+))\//m.exec(out);
+      expect(printed, out).toEqual({ DATABASE_URL: url, PORT: base?.[2], PRACTICE_PAGE: "off" });
       const token = /^ {2}export TOKEN=(\S+)$/m.exec(out)?.[1];
-      // Run as printed: the command's DATABASE_URL, nothing else set.
-      const seeded = await seed(cwd, command?.[2]);
+      // Run as printed: the command's settings, nothing else set.
+      const seeded = await seed(cwd, printed.DATABASE_URL, printed);
       expect(seeded.code, seeded.out).toBe(0);
       expect(seeded.out).toMatch(/^Store: MySQL .+: added the demo study guide/);
-      const res = await fetch(`${base}/quizzes`, { headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${base?.[1]}/quizzes`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       const body = (await res.json()) as { quizzes: { title: string }[] };
       expect(body.quizzes.map((q) => q.title)).toEqual(["Capitals", "Arithmetic"]);
     } finally {
