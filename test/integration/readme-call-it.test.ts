@@ -136,9 +136,11 @@ describe.skipIf(testStore() === "mysql")('the README\'s "Call it" section', () =
     expect(start.created).toBeUndefined();
   });
 
-  it("the TypeScript example runs from the repository and from any folder", () => {
+  it("the TypeScript example runs from the repository and from any folder, answering the session it resumes", () => {
     for (const r of ran.filter((x) => x.command.includes("example:client"))) {
       expect(r.output).toMatch(/^REST {4}GET {2}\/quizzes\/1 -> 200 "Capitals", 4 questions$/m);
+      // The session in progress is the missed one (questions 2-4): the example answers one of those.
+      expect(r.output).toMatch(/^connect SubmitAnswer\("[^"]+", "Paris"\) -> (right|wrong)$/m);
       expect(r.output).toMatch(/^connect ListSessions\(1\) -> \d+ session\(s\)/m);
     }
   });
