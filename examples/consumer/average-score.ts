@@ -1,7 +1,11 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   AckPolicy,
   DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  type JetStreamManager,
   type JsMsg,
   jetstream,
   jetstreamManager,
@@ -29,6 +33,8 @@ export interface AverageScoreOptions {
   stateFile: string;
   /** Called after each event applied. */
   onAverage?: (userId: string, average: number, sessions: number) => void;
+  /** Called once if the stream is not there yet (the service creates it on its first start). */
+  onWaitingForStream?: (stream: string) => void;
   /** Called once consuming: the subject, and how many of its events wait to be read. */
   onConnected?: (subject: string, waiting: number) => void;
   /** Stops after applying this event's state, before acknowledging it (tests: a crash). */
@@ -78,6 +84,25 @@ function saveState(file: string, state: AverageScoreState): void {
   renameSync(`${file}.tmp`, file);
 }
 
+/** Resolves once the stream exists, checking each second (or when `signal` aborts). */
+async function streamCreated(
+  jsm: JetStreamManager,
+  options: AverageScoreOptions,
+  signal: AbortSignal,
+): Promise<void> {
+  for (let told = false; !signal.aborted; told = true) {
+    try {
+      await jsm.streams.info(options.stream);
+      return;
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound))
+        throw err;
+    }
+    if (!told) options.onWaitingForStream?.(options.stream);
+    await sleep(1000, undefined, { signal }).catch(() => undefined);
+  }
+}
+
 /**
  * Consumes until `signal` aborts (or `crashBeforeAck` says so). Returns the
  * state it saved last.
@@ -90,6 +115,8 @@ export async function runAverageScore(
   const nc = await connect({ servers: options.url });
   try {
     const jsm = await jetstreamManager(nc);
+    await streamCreated(jsm, options, signal);
+    if (signal.aborted) return state;
     const config = {
       durable_name: options.durable,
       ack_policy: AckPolicy.Explicit,

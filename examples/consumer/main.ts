@@ -24,6 +24,10 @@ const state = await runAverageScore(
     stateFile: process.env.CONSUMER_STATE ?? "./data/average-score.json",
     onAverage: (user, average, sessions) =>
       console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} session(s)`),
+    onWaitingForStream: (stream) =>
+      console.log(
+        `waiting for the stream ${stream}: the service creates it when it starts with NATS_URL set`,
+      ),
     onConnected: (subject, waiting) =>
       console.log(
         `connected to NATS: consuming ${subject} (${waiting} waiting); ` +

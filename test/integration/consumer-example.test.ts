@@ -139,3 +139,43 @@ describe.skipIf(!natsUp)("npm run example:consumer", () => {
     }
   }, 60_000);
 });
+
+describe.skipIf(!natsUp)("npm run example:consumer before the service made the stream", () => {
+  it("says it waits for the stream, then consumes once the stream is there", async () => {
+    const early = uniqueTarget();
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
+      cwd: REPO,
+      env: {
+        ...process.env,
+        NATS_URL: testNatsUrl(),
+        NATS_STREAM: early.stream,
+        NATS_SUBJECT_PREFIX: early.subjectPrefix,
+        CONSUMER_NAME: "average-score-early",
+        CONSUMER_STATE: join(dir, "early.json"),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    try {
+      await expect
+        .poll(() => out, { timeout: 30_000 })
+        .toMatch(new RegExp(`^waiting for the stream ${early.stream}: `, "m"));
+      expect(child.exitCode).toBeNull();
+      const nc = await connect({ servers: testNatsUrl() });
+      await ensureStream(nc, early).finally(() => nc.close());
+      await expect
+        .poll(() => out, { timeout: 30_000 })
+        .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(0 waiting\);/m);
+      expect(out).not.toMatch(/Error|^\s+at /m);
+    } finally {
+      child.kill("SIGKILL");
+      await deleteStream(early);
+    }
+  }, 60_000);
+});
