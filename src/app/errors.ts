@@ -32,11 +32,8 @@ export const errors = {
   /** A review start on a quiz none of whose questions is due for the caller. */
   nothingDue: (nextDueAt: Date | null) => new NothingDue(nextDueAt),
   /** A missed start when the latest completed session has no wrong or unanswered question (or none is completed). */
-  nothingMissed: () =>
-    new ConnectError(
-      "nothing to practise again: no question was missed in your latest completed session of this quiz",
-      Code.FailedPrecondition,
-    ),
+  nothingMissed: (why: string) =>
+    new ConnectError(`nothing to practise again: ${why}`, Code.FailedPrecondition),
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),

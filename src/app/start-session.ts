@@ -145,7 +145,11 @@ async function startOfQuestions(
 /** A missed session's snapshot, or failed_precondition when nothing was missed. */
 async function pickMissed(db: Db, userId: string, quizId: string): Promise<string[]> {
   const picked = await findMissedQuestions(db, userId, quizId);
-  if (picked.length === 0) throw errors.nothingMissed();
+  if (picked === undefined) throw errors.nothingMissed("you have not completed this quiz yet");
+  if (picked.length === 0)
+    throw errors.nothingMissed(
+      "no question was missed in your latest completed session of this quiz",
+    );
   return picked;
 }
 

@@ -109,14 +109,14 @@ export async function insertSessionOfQuestions(
 /**
  * The questions the user did not answer correctly (wrong, or not at all) in
  * their latest completed session of the quiz, that still exist, in the quiz's
- * order (position, then id); empty without a completed session. The latest
- * is the last started: sessions_by_start read backwards, one row.
+ * order (position, then id); undefined without a completed session. The
+ * latest is the last started: sessions_by_start read backwards, one row.
  */
 export async function findMissedQuestions(
   db: Db,
   userId: string,
   quizId: string,
-): Promise<string[]> {
+): Promise<string[] | undefined> {
   const latest = await db
     .selectFrom("practice_sessions")
     .select("id")
@@ -127,7 +127,7 @@ export async function findMissedQuestions(
     .orderBy("id", "desc")
     .limit(1)
     .executeTakeFirst();
-  if (latest === undefined) return [];
+  if (latest === undefined) return undefined;
   const rows = await snapshotAnswers(db, latest.id)
     .select(["q.id", "q.position", "a.is_correct"])
     .where("q.quiz_id", "=", quizId)

@@ -175,7 +175,11 @@ describe("a missed session", () => {
     const quiz = await insertQuiz(w.db, { questions: 2 });
     const [q1, q2] = quiz.questionIds as [string, string];
     // No completed session yet.
-    await rejection(w.sessions.startSession(user, quiz.quizId, "missed"), Code.FailedPrecondition);
+    const never = await rejection(
+      w.sessions.startSession(user, quiz.quizId, "missed"),
+      Code.FailedPrecondition,
+    );
+    expect(never.rawMessage).toMatch(/you have not completed this quiz yet/);
     // All answered correctly.
     const { session } = await w.sessions.startSession(user, quiz.quizId);
     for (const [questionId, userAnswer] of [
