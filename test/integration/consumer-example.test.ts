@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { runAverageScore } from "../../examples/consumer/average-score.js";
 import { outboxEvent } from "../../src/db/outbox-event.js";
 import { sessionCompleted } from "../../src/domain/events.js";
-import { ensureStream, subjectOf } from "../../src/events/nats.js";
+import { ensureStream, type NatsTarget, subjectOf } from "../../src/events/nats.js";
 import { testStore } from "../support/database.js";
 import { REPO } from "../support/entry.js";
 import { deleteStream, requireNats, testNatsUrl, uniqueTarget } from "../support/nats.js";
@@ -107,72 +107,60 @@ describe.skipIf(!natsUp)("the average-score consumer example", () => {
   });
 });
 
+/** `npm run example:consumer` on `on`'s stream, its output (stdout and stderr) gathered. */
+function startConsumer(on: NatsTarget, name: string) {
+  const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      NATS_URL: testNatsUrl(),
+      NATS_STREAM: on.stream,
+      NATS_SUBJECT_PREFIX: on.subjectPrefix,
+      CONSUMER_NAME: name,
+      CONSUMER_STATE: join(dir, `${name}.json`),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const gather = (d: Buffer) => {
+    out += d;
+  };
+  child.stdout.on("data", gather);
+  child.stderr.on("data", gather);
+  return { child, output: () => out };
+}
+
 describe.skipIf(!natsUp)("npm run example:consumer", () => {
   it("says when it is connected, before any event arrives, and stops on Ctrl-C", async () => {
     await publishCompleted([]);
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: testNatsUrl(),
-        NATS_STREAM: target.stream,
-        NATS_SUBJECT_PREFIX: target.subjectPrefix,
-        CONSUMER_NAME: "average-score-connected",
-        CONSUMER_STATE: join(dir, "connected.json"),
-      },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
+    const { child, output } = startConsumer(target, "average-score-connected");
     try {
       await expect
-        .poll(() => out, { timeout: 30_000 })
+        .poll(output, { timeout: 30_000 })
         .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(\d+ waiting\);/m);
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");
       await exited;
-      expect(out).toMatch(/^stopped after stream sequence \d+$/m);
+      expect(output()).toMatch(/^stopped after stream sequence \d+$/m);
     } finally {
       child.kill("SIGKILL");
     }
   }, 60_000);
-});
 
-describe.skipIf(!natsUp)("npm run example:consumer before the service made the stream", () => {
-  it("says it waits for the stream, then consumes once the stream is there", async () => {
+  it("started before the service made the stream, says it waits for it, then consumes once it is there", async () => {
     const early = uniqueTarget();
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: testNatsUrl(),
-        NATS_STREAM: early.stream,
-        NATS_SUBJECT_PREFIX: early.subjectPrefix,
-        CONSUMER_NAME: "average-score-early",
-        CONSUMER_STATE: join(dir, "early.json"),
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      out += d;
-    });
+    const { child, output } = startConsumer(early, "average-score-early");
     try {
       await expect
-        .poll(() => out, { timeout: 30_000 })
+        .poll(output, { timeout: 30_000 })
         .toMatch(new RegExp(`^waiting for the stream ${early.stream}: `, "m"));
       expect(child.exitCode).toBeNull();
       const nc = await connect({ servers: testNatsUrl() });
       await ensureStream(nc, early).finally(() => nc.close());
       await expect
-        .poll(() => out, { timeout: 30_000 })
+        .poll(output, { timeout: 30_000 })
         .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(0 waiting\);/m);
-      expect(out).not.toMatch(/Error|^\s+at /m);
+      expect(output()).not.toMatch(/Error|^\s+at /m);
     } finally {
       child.kill("SIGKILL");
       await deleteStream(early);
