@@ -4,7 +4,8 @@
  * keeps STREAMS calls of ListSessions open on one connection, each a 60 KB
  * message sent a byte a frame, for MS ms; a stream or connection the server
  * ends is opened again at once. Prints one JSON line: frames sent, streams
- * and connections opened, resets and GOAWAYs received, and its own CPU time.
+ * and connections opened, resets and GOAWAYs received, and its own CPU time
+ * (at the end, or on SIGTERM).
  */
 import { connect, type Socket } from "node:net";
 import { CLIENT_PREFACE, h2Frame, headerBlock } from "./h2-raw.js";
@@ -95,7 +96,13 @@ async function connection(): Promise<void> {
   socket.destroy();
 }
 
+function report(): never {
+  const cpu = process.cpuUsage();
+  console.log(JSON.stringify({ ...totals, cpuMs: Math.round((cpu.user + cpu.system) / 1000) }));
+  process.exit(0);
+}
+
+// SIGTERM: report what was sent so far (a test that ends the attack itself).
+process.once("SIGTERM", report);
 while (performance.now() < until) await connection();
-const cpu = process.cpuUsage();
-console.log(JSON.stringify({ ...totals, cpuMs: Math.round((cpu.user + cpu.system) / 1000) }));
-process.exit(0);
+report();
