@@ -1,3 +1,4 @@
+import { ConnectionError } from "@nats-io/transport-node";
 import { runAverageScore } from "./average-score.js";
 import { startTracing } from "./tracing.js";
 
@@ -35,6 +36,13 @@ const state = await runAverageScore(
       ),
   },
   stop.signal,
-);
+).catch((err: unknown) => {
+  // The client's own error says only "connection refused", with its stack.
+  if (!(err instanceof ConnectionError)) throw err;
+  console.error(
+    `cannot reach NATS at ${url}: ${err.message} (start NATS with JetStream, or set NATS_URL)`,
+  );
+  process.exit(1);
+});
 console.log(`stopped after stream sequence ${state.lastSeq}`);
 await stopTracing();

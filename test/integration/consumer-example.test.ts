@@ -11,7 +11,7 @@ import { outboxEvent } from "../../src/db/outbox-event.js";
 import { sessionCompleted } from "../../src/domain/events.js";
 import { ensureStream, type NatsTarget, subjectOf } from "../../src/events/nats.js";
 import { testStore } from "../support/database.js";
-import { REPO } from "../support/entry.js";
+import { REPO, runEntryPoint } from "../support/entry.js";
 import { deleteStream, requireNats, testNatsUrl, uniqueTarget } from "../support/nats.js";
 
 /**
@@ -166,4 +166,17 @@ describe.skipIf(!natsUp)("npm run example:consumer", () => {
       await deleteStream(early);
     }
   }, 60_000);
+});
+
+describe.skipIf(testStore() !== "sqlite")("npm run example:consumer without NATS", () => {
+  it("says in one line that it cannot reach NATS, and exits 1", async () => {
+    const run = await runEntryPoint("examples/consumer/main.ts", {
+      env: { NATS_URL: "nats://127.0.0.1:1", CONSUMER_STATE: join(dir, "none.json") },
+    });
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.errorLines).toHaveLength(1);
+    expect(run.errorLines[0]).toMatch(
+      /^cannot reach NATS at nats:\/\/127\.0\.0\.1:1: .+ \(start NATS with JetStream, or set NATS_URL\)$/,
+    );
+  }, 30_000);
 });
