@@ -78,16 +78,21 @@ try:
     )
     state = "created" if started.created else "resumed"
     print(f"StartSession({QUIZ_ID}) -> {state} session {started.session.id}")
-    first = quiz.questions[0]
-    try:
-        answered = call(
-            "PracticeSessionService", "SubmitAnswer", "SubmitAnswerRequest", "SubmitAnswerResponse",
-            session_id=started.session.id, question_id=first.id, user_answer="Paris",
-        )
-        verdict = "right" if answered.answer.is_correct else "wrong"
-        print(f'SubmitAnswer("{first.prompt}", "Paris") -> {verdict}')
-    except grpc.RpcError as err:
-        print(f'SubmitAnswer("{first.prompt}", "Paris") -> {err.code().name}: {err.details()}')
+    # A resumed session may hold only some of the quiz (a review, or what was
+    # missed): answer its first question still open.
+    done = {a.question_id for a in started.session.answers}
+    open_ids = [q.question_id for q in started.questions if q.question_id and q.question_id not in done]
+    first = next((q for q in quiz.questions if open_ids and q.id == open_ids[0]), None)
+    if first is not None:
+        try:
+            answered = call(
+                "PracticeSessionService", "SubmitAnswer", "SubmitAnswerRequest", "SubmitAnswerResponse",
+                session_id=started.session.id, question_id=first.id, user_answer="Paris",
+            )
+            verdict = "right" if answered.answer.is_correct else "wrong"
+            print(f'SubmitAnswer("{first.prompt}", "Paris") -> {verdict}')
+        except grpc.RpcError as err:
+            print(f'SubmitAnswer("{first.prompt}", "Paris") -> {err.code().name}: {err.details()}')
     page = call(
         "PracticeSessionService", "ListSessions", "ListSessionsRequest", "ListSessionsResponse",
         quiz_id=QUIZ_ID, limit=5,

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertDemoContent } from "../../src/db/demo-content.js";
 import { testStore } from "../support/database.js";
+import { hasPythonGrpc } from "../support/rpc-exchange.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The README's "Call it" section, command by command, as a new user runs it
@@ -134,6 +135,11 @@ describe.skipIf(testStore() === "mysql")('the README\'s "Call it" section', () =
     const start = json(find("StartSession"));
     expect(start).toMatchObject({ session: { mode: "SESSION_MODE_MISSED" } });
     expect(start.created).toBeUndefined();
+  });
+
+  it.runIf(hasPythonGrpc)("the Python example answers the session it resumes", () => {
+    const r = find("examples/python/client.py");
+    expect(r.output).toMatch(/^SubmitAnswer\("[^"]+", "Paris"\) -> (right|wrong)$/m);
   });
 
   it("the TypeScript example runs from the repository and from any folder, answering the session it resumes", () => {
