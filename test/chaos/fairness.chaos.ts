@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
-import { setPriority } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientProcess } from "../support/client-process.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
 import {
@@ -49,29 +48,13 @@ async function loops(
 /** One user's `count` loops in a process of its own (test/support/greedy-client.ts). */
 async function greedyUser(count: number, ms: number) {
   const token = await svc.token("heavy-user");
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "test/support/greedy-client.ts",
-      svc.baseUrl,
-      token,
-      quiz.quizId,
-      String(count),
-      String(ms),
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  // Its own CPU is not the service's to share: on this 2-core box it would
-  // take a core from the service, across a network none.
-  if (child.pid !== undefined) setPriority(child.pid, 19);
-  let out = "";
-  child.stdout.on("data", (chunk) => {
-    out += chunk;
-  });
-  await new Promise((resolve) => child.once("exit", resolve));
-  return JSON.parse(out) as { codes: Record<string, number>; refusalMs: number[] };
+  return clientProcess<{ codes: Record<string, number>; refusalMs: number[] }>("greedy-client.ts", [
+    svc.baseUrl,
+    token,
+    quiz.quizId,
+    String(count),
+    String(ms),
+  ]).result;
 }
 
 const learners = (ms: number) =>

@@ -1,6 +1,5 @@
-import { spawn } from "node:child_process";
-import { setPriority } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clientProcess } from "../support/client-process.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { listVia, type Outcome, reportFigures, tally } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -16,33 +15,14 @@ const SETTLE_MS = 1000;
  * most `ms`; `pause` and `resume` stop and continue it (SIGSTOP, SIGCONT).
  */
 function tinyFrames(port: number, token: string, ms: number) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      "test/support/tiny-frames-client.ts",
-      String(port),
-      token,
-      "10",
-      String(ms),
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  // The attacker's own CPU is not the service's cost: on this box it would
-  // take a core from the service; across a network it takes none.
-  if (child.pid !== undefined) setPriority(child.pid, 19);
-  let out = "";
-  child.stdout.on("data", (chunk) => {
-    out += chunk;
-  });
-  const figures = new Promise<Record<string, number>>((resolve, reject) => {
-    child.once("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(out))
-        : reject(new Error(`tiny-frames process exited ${code}`)),
-    );
-  });
+  const { child, result } = clientProcess<Record<string, number>>("tiny-frames-client.ts", [
+    String(port),
+    token,
+    "10",
+    String(ms),
+  ]);
+  // Killed when the test fails before `stop`: that is no second failure.
+  result.catch(() => undefined);
   return {
     pause: () => child.kill("SIGSTOP"),
     resume: () => child.kill("SIGCONT"),
@@ -50,7 +30,7 @@ function tinyFrames(port: number, token: string, ms: number) {
     stop: () => {
       child.kill("SIGCONT");
       child.kill("SIGTERM");
-      return figures;
+      return result;
     },
     kill: () => child.kill("SIGKILL"),
   };

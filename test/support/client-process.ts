@@ -1,0 +1,25 @@
+import { spawn } from "node:child_process";
+import { setPriority } from "node:os";
+
+/**
+ * A client of test/support (`script`, run with tsx) in a process of its own,
+ * niced: its own CPU is not the service's to share (on a 2-core box it would
+ * take a core from the service; across a network it takes none). `result`
+ * is the JSON line it prints before it exits 0.
+ */
+export function clientProcess<T>(script: string, args: string[]) {
+  const child = spawn(process.execPath, ["--import", "tsx", `test/support/${script}`, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (child.pid !== undefined) setPriority(child.pid, 19);
+  let out = "";
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+  });
+  const result = new Promise<T>((resolve, reject) => {
+    child.once("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`${script} exited ${code}`)),
+    );
+  });
+  return { child, result };
+}
