@@ -588,7 +588,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
   });
 
   it.each(H2_CODE_NAMES.map((name) => [name, h2[`NGHTTP2_${name}` as keyof typeof h2] as number]))(
-    "a client RST_STREAM %s right after the request: the same sessions, a healthy server",
+    "a client RST_STREAM %s right after the request's message, before its end: no session on either path, a healthy server",
     async (_name, code) => {
       const created: number[] = [];
       for (const s of [short, plain]) {
@@ -601,7 +601,9 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
           authorization: `Bearer ${await token(user)}`,
         });
         stream.on("error", () => {});
-        stream.end(encode(msg(StartSessionRequestSchema, { quizId: quiz.quizId }), protocol));
+        // The whole message, but not the stream's end: with its end sent, whether
+        // the work begins before the reset is read is a race of timing, not of path.
+        stream.write(encode(msg(StartSessionRequestSchema, { quizId: quiz.quizId }), protocol));
         stream.close(code);
         await new Promise((resolve) => stream.on("close", resolve));
         // Whatever the call did, it is done once the server answers the next one.
@@ -619,7 +621,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
           .execute();
         created.push(rows.length);
       }
-      expect(created[0]).toBe(created[1]);
+      expect(created).toEqual([0, 0]);
     },
   );
 });
