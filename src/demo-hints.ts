@@ -67,7 +67,6 @@ export function practiceLinkLines(base: string, quizId: string, token: string): 
 
 /** What `npm start` prints on a development start (no JWT key set): where to go, and a token. */
 export function devBanner(o: {
-  base: string;
   scrapePort: number;
   databaseUrl: string;
   port: number;
@@ -76,14 +75,15 @@ export function devBanner(o: {
   token: string;
   practicePage: boolean;
 }): string {
+  const base = localBase(o, o.port);
   const quiz = o.quizIds[0] ?? "QUIZ_ID";
   const hasQuizzes = o.quizIds.length > 0;
   return [
     "",
-    `Start here: ${o.base}/ (where to go next: the API document, health, the docs)`,
+    `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
     `Metrics: http://127.0.0.1:${o.scrapePort}/metrics (METRICS_PORT)`,
     `Store: ${describeStore(o.databaseUrl)}`,
-    ...(o.practicePage && hasQuizzes ? practiceLinkLines(o.base, quiz, o.token) : []),
+    ...(o.practicePage && hasQuizzes ? practiceLinkLines(base, quiz, o.token) : []),
     "No JWT key configured: using a development secret (.dev-jwt-secret). Token for user 'demo':",
     `  export TOKEN=${o.token}`,
     ...(hasQuizzes
@@ -93,8 +93,8 @@ export function devBanner(o: {
           `  ${seedDemoCommand(o)}`,
           "(it prints the practice link). Then try it:",
         ]),
-    `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${o.base}/quizzes/${quiz}/sessions`,
-    `  curl -s -H "authorization: Bearer $TOKEN" ${o.base}/quizzes/${quiz}/sessions`,
+    `  curl -s -X POST -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
+    `  curl -s -H "authorization: Bearer $TOKEN" ${base}/quizzes/${quiz}/sessions`,
     "",
   ].join("\n");
 }

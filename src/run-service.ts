@@ -11,7 +11,7 @@ import type { Db } from "./db/database.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
-import { demoToken, devBanner, localBase } from "./demo-hints.js";
+import { demoToken, devBanner } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { metricsListener } from "./edge/metrics-listener.js";
@@ -149,11 +149,9 @@ async function main() {
   const relay = startRelay(config, database.db, logger, outboxMetrics);
 
   if (devMode && jwt.secret !== undefined) {
-    const base = localBase(config, actualPort);
     const token = await demoToken(jwt.secret);
     console.log(
       devBanner({
-        base,
         scrapePort,
         databaseUrl: config.databaseUrl,
         port: actualPort,

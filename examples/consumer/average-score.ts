@@ -90,7 +90,8 @@ async function streamCreated(
   options: AverageScoreOptions,
   signal: AbortSignal,
 ): Promise<void> {
-  for (let told = false; !signal.aborted; told = true) {
+  let told = false;
+  while (!signal.aborted) {
     try {
       await jsm.streams.info(options.stream);
       return;
@@ -99,6 +100,7 @@ async function streamCreated(
         throw err;
     }
     if (!told) options.onWaitingForStream?.(options.stream);
+    told = true;
     await sleep(1000, undefined, { signal }).catch(() => undefined);
   }
 }
