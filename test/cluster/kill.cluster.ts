@@ -98,6 +98,15 @@ async function stillRunning(marker: string): Promise<string[]> {
   return found;
 }
 
+/** A call failed by its new connection's set-up statement running past its limit (mysql-session.ts). */
+function setupTimedOut(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } }).cause;
+  return (
+    String((err as Error).message).startsWith("database session not ready:") &&
+    cause?.code === "PROTOCOL_SEQUENCE_TIMEOUT"
+  );
+}
+
 async function goneWithin(marker: string): Promise<string[]> {
   const deadline = Date.now() + GONE_WITHIN_MS;
   for (;;) {
@@ -123,6 +132,11 @@ describe("KILLs behind a round-robin balancer over the Galera nodes", () => {
         // A KILL QUERY that takes past the statement's limit (a KILL connection
         // to that node opened first, on a loaded box): the limit ends it instead.
         hungUpThenTimedOut: 0,
+        // A new connection whose set-up statement got no answer within its own
+        // limit (a stalled node on a loaded box): the call fails before its
+        // statement is sent, whether or not its caller left. A KILL landing on
+        // the set-up would end it with an error of its own, counted as other.
+        setupTimedOut: 0,
         leftRunning: [] as string[],
         other: [] as string[],
       };
@@ -141,12 +155,16 @@ describe("KILLs behind a round-robin balancer over the Galera nodes", () => {
               : undefined;
             const outcome = await running.then(
               () => "finished",
-              (err: unknown) => (err as { code?: string }).code ?? (err as Error).message,
+              (err: unknown) =>
+                setupTimedOut(err)
+                  ? "setup timed out"
+                  : ((err as { code?: string }).code ?? (err as Error).message),
             );
             clearTimeout(timer);
             if (hangUp && outcome === "the caller left") outcomes.hungUp++;
             else if (!hangUp && outcome === "PROTOCOL_SEQUENCE_TIMEOUT") outcomes.timedOut++;
             else if (outcome === "PROTOCOL_SEQUENCE_TIMEOUT") outcomes.hungUpThenTimedOut++;
+            else if (outcome === "setup timed out") outcomes.setupTimedOut++;
             else outcomes.other.push(`${marker}: ${outcome}`);
             outcomes.leftRunning.push(...(await goneWithin(marker)));
           }
@@ -158,7 +176,7 @@ describe("KILLs behind a round-robin balancer over the Galera nodes", () => {
       const statements = bystanders.reduce((sum, b) => sum + b.statements, 0);
       console.log(
         `[kill] ${outcomes.hungUp} hang-ups (${outcomes.hungUpThenTimedOut} more ended by the limit first), ` +
-          `${outcomes.timedOut} timeouts through the balancer; ` +
+          `${outcomes.timedOut} timeouts through the balancer, ${outcomes.setupTimedOut} new connections not ready in time; ` +
           `other client: ${statements} statements on ${bystanders.length} sessions, ${ended.length} ended; ` +
           `statements left running: ${outcomes.leftRunning.length}`,
       );
