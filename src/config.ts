@@ -49,7 +49,7 @@ export interface Config {
   maxQueuedPerUser: number;
   /** Whether fewer than `maxInFlight` run while more would only make each slower. */
   adaptiveAdmission: boolean;
-  /** How long to wait for a new database connection before answering `unavailable`. */
+  /** How long to wait to open a new database connection, and again to ready its session, before answering `unavailable`. */
   dbConnectTimeoutMs: number;
   /** At start-up, how long to keep trying a database that is not up yet. */
   databaseWaitMs: number;

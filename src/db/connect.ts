@@ -63,6 +63,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const db = new Kysely<Database>({
     dialect: new StoppableMysqlDialect(pool, {
       timeoutMs,
+      setupMs: options.connectTimeoutMs,
       killer,
       onSession: (session) => {
         galera = galera === true || session.galera;
@@ -76,7 +77,11 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // Opened on first use; its statements are bounded by the server-side limits.
   const opsPool = mysqlPool(options, 1);
   const opsDb = new Kysely<Database>({
-    dialect: new StoppableMysqlDialect(opsPool, { timeoutMs, killer }),
+    dialect: new StoppableMysqlDialect(opsPool, {
+      timeoutMs,
+      setupMs: options.connectTimeoutMs,
+      killer,
+    }),
   });
   const probe = probeConnection(options);
   return {
@@ -109,7 +114,7 @@ function probeConnection(settings: PoolSettings) {
     );
     try {
       if (!ready.has(connection)) {
-        await prepareSession(connection);
+        await prepareSession(connection, settings.connectTimeoutMs);
         ready.add(connection);
       }
       await checkServing(

@@ -71,7 +71,7 @@ export class StatementKiller {
         connection = await new Promise<PoolConnection>((resolve, reject) =>
           pool.getConnection((err, c) => (err ? reject(err) : resolve(c))),
         );
-        reached = (await prepareSession(connection)).server;
+        reached = (await prepareSession(connection, this.settings.connectTimeoutMs)).server;
       } catch {
         connection?.destroy();
         await endPool(pool);

@@ -14,6 +14,8 @@ import { wrapConnections } from "./wrap-connections.js";
 
 export interface StoppableOptions {
   timeoutMs: number;
+  /** A new connection's whole set-up (DB_CONNECT_TIMEOUT_MS, as for opening it). */
+  setupMs: number;
   killer: StatementKiller;
   /** Told of each new connection's server, once it is ready. */
   onSession?: (session: ServerSession) => void;
@@ -27,7 +29,7 @@ export class StoppableMysqlDialect extends MysqlDialect {
   constructor(pool: Pool, options: StoppableOptions) {
     const adapters = new WeakMap<PoolConnection, MysqlPoolConnection>();
     const ready = (connection: PoolConnection, callback: (err: unknown, c?: never) => void) => {
-      prepareSession(connection, options.timeoutMs).then(
+      prepareSession(connection, options.setupMs, options.timeoutMs).then(
         (session) => {
           options.onSession?.(session);
           const adapter = stoppableConnection(connection, session, options);

@@ -132,10 +132,10 @@ describe("KILLs behind a round-robin balancer over the Galera nodes", () => {
         // A KILL QUERY that takes past the statement's limit (a KILL connection
         // to that node opened first, on a loaded box): the limit ends it instead.
         hungUpThenTimedOut: 0,
-        // A new connection whose set-up statement got no answer within its own
-        // limit (a stalled node on a loaded box): the call fails before its
-        // statement is sent, whether or not its caller left. A KILL landing on
-        // the set-up would end it with an error of its own, counted as other.
+        // A new connection not readied within the connect limit (a node stalled
+        // on a loaded box): the call fails before its statement is sent, whether
+        // or not its caller left. A KILL landing on the set-up would end it with
+        // an error of its own, counted as other.
         setupTimedOut: 0,
         leftRunning: [] as string[],
         other: [] as string[],

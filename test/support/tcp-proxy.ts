@@ -13,6 +13,8 @@ export class TcpProxy {
   private held: (() => void)[] | undefined;
   /** Bytes that freeze the connection carrying them (see `freezeOn`). */
   private freezePattern: Buffer | undefined;
+  /** Bytes that slow the connection carrying them, and by how much (see `slowOn`). */
+  private slowPattern: { bytes: Buffer; delayMs: number } | undefined;
   /** Connections frozen so far. */
   frozen = 0;
   port = 0;
@@ -26,6 +28,7 @@ export class TcpProxy {
     const server = createServer((client) => {
       const upstream = connect(this.targetPort, this.targetHost);
       let frozen = false;
+      let delayMs = 0;
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on("close", () => this.sockets.delete(s));
@@ -45,7 +48,12 @@ export class TcpProxy {
             this.freezePattern = undefined;
             return;
           }
+          if (from === client && this.slowPattern && chunk.includes(this.slowPattern.bytes)) {
+            delayMs = this.slowPattern.delayMs;
+            this.slowPattern = undefined;
+          }
           if (this.held) this.held.push(() => to.write(chunk));
+          else if (delayMs > 0) setTimeout(() => to.write(chunk), delayMs);
           else to.write(chunk);
         });
         from.on("end", () => {
@@ -86,6 +94,15 @@ export class TcpProxy {
    */
   freezeOn(pattern: string): void {
     this.freezePattern = Buffer.from(pattern);
+  }
+
+  /**
+   * A slow link for one connection: the next connection whose client sends
+   * bytes containing `pattern` delivers those bytes and all later ones, both
+   * ways and in order, `delayMs` late.
+   */
+  slowOn(pattern: string, delayMs: number): void {
+    this.slowPattern = { bytes: Buffer.from(pattern), delayMs };
   }
 
   heal(): void {
