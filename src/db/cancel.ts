@@ -93,10 +93,9 @@ export function openKysely<DB>(config: KyselyConfig): Kysely<DB> {
     createIntrospector: (db) => dialect.createIntrospector(db),
     createQueryCompiler: () => dialect.createQueryCompiler(),
   };
-  const recorded = { ...config, dialect: recording };
-  const db = new Kysely<DB>(recorded);
+  const db = new Kysely<DB>({ ...config, dialect: recording });
   if (driver === undefined) throw new Error("Kysely did not create its driver");
-  opened.set(db, { config: recorded, dialect: recording, driver });
+  opened.set(db, { config, dialect: recording, driver });
   return db;
 }
 
