@@ -1,12 +1,7 @@
 import {
   type CompiledQuery,
-  type ConnectionProvider,
   createQueryId,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  Kysely,
-  type KyselyConfig,
+  type Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -55,7 +50,6 @@ type SignalWithDatabases = AbortSignal & { [DATABASES]?: Map<object, object> };
 /**
  * `db` whose statements are stopped when `signal` aborts (none: `db` itself),
  * one per database and call: a use case's writes and its routed reads share it.
- * For a database opened by `openKysely`, its wait for a connection stops too.
  */
 export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined): Kysely<DB> {
   if (signal === undefined) return db;
@@ -64,83 +58,10 @@ export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined):
   const ofCall = call[DATABASES];
   let stopped = ofCall.get(db);
   if (stopped === undefined) {
-    stopped = callDatabase(db, signal);
+    stopped = db.withPlugin(new CallSignal(signal));
     ofCall.set(db, stopped);
   }
   return stopped as Kysely<DB>;
-}
-
-/** What a call's Kysely shares with its database's, all but the executor (see `openKysely`). */
-type Shared = { config: KyselyConfig; dialect: Dialect; driver: Driver };
-
-/** The databases `openKysely` opened; each lives as long as the service. */
-const opened = new WeakMap<object, Shared>();
-
-/**
- * A Kysely on `config`, whose calls' Kyselys (`withSignal`) share its driver
- * and connections, each with a connection provider of its own that stops
- * waiting when the call stops (`CallConnections`).
- */
-export function openKysely<DB>(config: KyselyConfig): Kysely<DB> {
-  const { dialect } = config;
-  let driver: Driver | undefined;
-  const recording: Dialect = {
-    createAdapter: () => dialect.createAdapter(),
-    createDriver: () => {
-      driver = dialect.createDriver();
-      return driver;
-    },
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-  };
-  const db = new Kysely<DB>({ ...config, dialect: recording });
-  if (driver === undefined) throw new Error("Kysely did not create its driver");
-  opened.set(db, { config, dialect: recording, driver });
-  return db;
-}
-
-function callDatabase<DB>(db: Kysely<DB>, signal: AbortSignal): Kysely<DB> {
-  const shared = opened.get(db);
-  if (shared === undefined) return db.withPlugin(new CallSignal(signal));
-  const executor = db.getExecutor();
-  // The driver only begins, commits and rolls back the call's transactions:
-  // connections come from the database's own provider, through the call's.
-  return new Kysely<DB>({
-    ...shared,
-    executor: executor
-      .withConnectionProvider(new CallConnections(executor, signal))
-      .withPlugin(new CallSignal(signal)),
-  });
-}
-
-/**
- * A call's connections: its wait for one (the pool's all busy, SQLite's in
- * another transaction, a new one being readied) ends when the call stops, and
- * the connection, once it comes, goes back unused.
- */
-class CallConnections implements ConnectionProvider {
-  constructor(
-    private readonly connections: ConnectionProvider,
-    private readonly signal: AbortSignal,
-  ) {}
-
-  provideConnection<T>(consumer: (connection: DatabaseConnection) => Promise<T>): Promise<T> {
-    const { signal } = this;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise<T>((resolve, reject) => {
-      const stop = () => reject(signal.reason);
-      signal.addEventListener("abort", stop, { once: true });
-      this.connections
-        .provideConnection((connection) => {
-          signal.removeEventListener("abort", stop);
-          return signal.aborted ? Promise.reject(signal.reason) : consumer(connection);
-        })
-        .then(resolve, (err: unknown) => {
-          signal.removeEventListener("abort", stop);
-          reject(err);
-        });
-    });
-  }
 }
 
 /** The signal of the call `query` runs for, if any. */

@@ -1,7 +1,6 @@
-import type { Kysely } from "kysely";
+import { Kysely } from "kysely";
 import type { Pool, PoolConnection } from "mysql2";
 import { allowWritesTogether } from "./answer-writes.js";
-import { openKysely } from "./cancel.js";
 import type { Database } from "./database.js";
 import { StatementKiller } from "./kill-statement.js";
 import { mysqlPool, type PoolSettings } from "./mysql-pool.js";
@@ -61,7 +60,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const killer = new StatementKiller(options);
   // Galera or not: unknown until a connection has said, and Galera once one has.
   let galera: boolean | undefined;
-  const db = openKysely<Database>({
+  const db = new Kysely<Database>({
     dialect: new StoppableMysqlDialect(pool, {
       timeoutMs,
       setupMs: options.connectTimeoutMs,
@@ -77,7 +76,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   allowWritesTogether(db, () => galera === false);
   // Opened on first use; its statements are bounded by the server-side limits.
   const opsPool = mysqlPool(options, 1);
-  const opsDb = openKysely<Database>({
+  const opsDb = new Kysely<Database>({
     dialect: new StoppableMysqlDialect(opsPool, {
       timeoutMs,
       setupMs: options.connectTimeoutMs,

@@ -3,7 +3,7 @@ import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import {
   type CompiledQuery,
   type Driver,
-  type Kysely,
+  Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -15,7 +15,7 @@ import {
   type UnknownRow,
 } from "kysely";
 import { tracer } from "../tracer.js";
-import { endsTransaction, openKysely, signalOf } from "./cancel.js";
+import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
 import { wrapConnections } from "./wrap-connections.js";
 
@@ -85,7 +85,7 @@ export function openSqlite(filename: string): Kysely<Database> {
     raw.pragma("journal_mode = WAL");
     raw.pragma("synchronous = NORMAL");
   }
-  return openKysely<Database>({
+  return new Kysely<Database>({
     dialect: new LockWaitingDialect({ database: withConversions(raw) }),
     plugins: [new DropRowLocks()],
   });

@@ -133,8 +133,8 @@ describe("KILLs behind a round-robin balancer over the Galera nodes", () => {
         // to that node opened first, on a loaded box): the limit ends it instead.
         hungUpThenTimedOut: 0,
         // A new connection not readied within the connect limit (a node stalled
-        // on a loaded box): the call fails before its statement is sent, unless
-        // its caller left first. A KILL landing on the set-up would end it with
+        // on a loaded box): the call fails before its statement is sent, whether
+        // or not its caller left. A KILL landing on the set-up would end it with
         // an error of its own, counted as other.
         setupTimedOut: 0,
         leftRunning: [] as string[],
