@@ -77,6 +77,9 @@ export class StoppableMysqlDialect extends MysqlDialect {
   }
 }
 
+/** How long a stopped statement may go on after its KILL QUERY before it gets another. */
+const KILL_AGAIN_MS = 250;
+
 /** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
 let sending: AbortSignal | undefined;
 
@@ -116,6 +119,7 @@ function stoppableConnection(
       if (settled) return false;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(again);
       if (stoppable) signal.removeEventListener("abort", onAbort);
       return true;
     };
@@ -130,18 +134,24 @@ function stoppableConnection(
       callback(err, undefined as never);
     };
     // Stopped: answered with the signal's reason once the statement has
-    // returned (`returned`) and the KILL QUERY is done (`killed`).
+    // returned (`returned`) and no KILL QUERY is on its way (`killing`), so
+    // none can reach the connection's next statement.
     let returned = false;
-    let killed = false;
+    let killing = false;
+    let again: NodeJS.Timeout | undefined;
     const stopped = () => {
-      if (returned && killed && settle()) callback(signal?.reason, undefined as never);
+      if (returned && !killing && settle()) callback(signal?.reason, undefined as never);
     };
     const onAbort = () => {
+      killing = true;
       kill("KILL QUERY").then(
         (done) => {
+          killing = false;
           if (!done) return cutOff(signal?.reason);
-          killed = true;
-          stopped();
+          if (returned) return stopped();
+          // A KILL QUERY that reached the server before the statement did
+          // ended nothing: again, until the statement has returned.
+          if (!settled) again = setTimeout(onAbort, KILL_AGAIN_MS);
         },
         () => cutOff(signal?.reason),
       );
