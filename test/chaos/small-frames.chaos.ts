@@ -5,7 +5,7 @@ import { listVia, type Outcome, reportFigures, tally } from "../support/reliabil
 import { startTestService, type TestService } from "../support/service.js";
 
 /** Each side is measured in ROUNDS windows of WINDOW_MS, alone and attacked in turn. */
-const ROUNDS = 3;
+const ROUNDS = 5;
 const WINDOW_MS = 2000;
 /** Before each window: the attack paused has been read, or resumed is under way. */
 const SETTLE_MS = 1000;
