@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
-import { testServerUrl, testStore } from "../support/database.js";
-import { TcpProxy } from "../support/tcp-proxy.js";
+import { testStore } from "../support/database.js";
+import { proxyToTestServer, type TcpProxy } from "../support/tcp-proxy.js";
 
 // A new connection is readied (sql_mode, limits, Galera or not) in a few
 // statements before its first use, all of them within DB_CONNECT_TIMEOUT_MS
@@ -15,17 +15,12 @@ const FIRST_SETUP_STATEMENT = "@@SESSION.sql_mode";
 
 describe.skipIf(testStore() !== "mysql")("a new connection's set-up", () => {
   let proxy: TcpProxy;
+  let url: string;
   let handle: DatabaseHandle;
 
   beforeAll(async () => {
-    const url = new URL(testServerUrl());
-    proxy = new TcpProxy(url.hostname, Number(url.port || 3306));
-    await proxy.start();
-    handle = openDatabase({
-      url: `mysql://root@127.0.0.1:${proxy.port}/mysql`,
-      poolSize: 1,
-      connectTimeoutMs: CONNECT_TIMEOUT_MS,
-    });
+    ({ proxy, url } = await proxyToTestServer());
+    handle = openDatabase({ url, poolSize: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS });
   });
 
   afterAll(async () => {
@@ -50,11 +45,7 @@ describe.skipIf(testStore() !== "mysql")("a new connection's set-up", () => {
 
   it("serves on a link slow within the limit", async () => {
     await handle.close();
-    handle = openDatabase({
-      url: `mysql://root@127.0.0.1:${proxy.port}/mysql`,
-      poolSize: 1,
-      connectTimeoutMs: CONNECT_TIMEOUT_MS,
-    });
+    handle = openDatabase({ url, poolSize: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS });
     // About 100 ms a statement: the set-up in some 600 ms.
     proxy.slowOn(FIRST_SETUP_STATEMENT, 50);
     const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { testServerUrl, testStore } from "../support/database.js";
-import { TcpProxy } from "../support/tcp-proxy.js";
+import { proxyToTestServer, type TcpProxy } from "../support/tcp-proxy.js";
 
 // A stopped call's statement gets KILL QUERY on a connection of its own. That
 // KILL can reach the server before the statement does (the statement still on
@@ -20,11 +20,10 @@ describe.skipIf(testStore() !== "mysql")(
     let handle: DatabaseHandle;
 
     beforeAll(async () => {
-      const url = new URL(testServerUrl());
-      proxy = new TcpProxy(url.hostname, Number(url.port || 3306));
-      await proxy.start();
+      let url: string;
+      ({ proxy, url } = await proxyToTestServer());
       handle = openDatabase({
-        url: `mysql://root@127.0.0.1:${proxy.port}/mysql`,
+        url,
         poolSize: 1,
         connectTimeoutMs: 2000,
         queryTimeoutMs: 4000,

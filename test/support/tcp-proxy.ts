@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { testServerUrl } from "./database.js";
 
 /**
  * A TCP proxy on 127.0.0.1 to a target port, which a test can cut (drop every
@@ -115,4 +116,12 @@ export class TcpProxy {
   async restore(): Promise<void> {
     await this.start(this.port);
   }
+}
+
+/** A started proxy to the tests' MySQL server, and the URL of its `mysql` schema through it. */
+export async function proxyToTestServer(): Promise<{ proxy: TcpProxy; url: string }> {
+  const server = new URL(testServerUrl());
+  const proxy = new TcpProxy(server.hostname, Number(server.port || 3306));
+  await proxy.start();
+  return { proxy, url: `mysql://root@127.0.0.1:${proxy.port}/mysql` };
 }
