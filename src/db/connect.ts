@@ -60,11 +60,11 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   const killer = new StatementKiller(options);
   // Galera or not: unknown until a connection has said, and Galera once one has.
   let galera: boolean | undefined;
+  // What the users' pool and the ops pool share: statement limits, set-up budget, KILLs.
+  const stopping = { timeoutMs, setupMs: options.connectTimeoutMs, killer };
   const db = new Kysely<Database>({
     dialect: new StoppableMysqlDialect(pool, {
-      timeoutMs,
-      setupMs: options.connectTimeoutMs,
-      killer,
+      ...stopping,
       onSession: (session) => {
         galera = galera === true || session.galera;
       },
@@ -77,11 +77,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // Opened on first use; its statements are bounded by the server-side limits.
   const opsPool = mysqlPool(options, 1);
   const opsDb = new Kysely<Database>({
-    dialect: new StoppableMysqlDialect(opsPool, {
-      timeoutMs,
-      setupMs: options.connectTimeoutMs,
-      killer,
-    }),
+    dialect: new StoppableMysqlDialect(opsPool, stopping),
   });
   const probe = probeConnection(options);
   return {
