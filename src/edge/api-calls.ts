@@ -64,6 +64,7 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
       request.routeOptions.config.rpc
         ? callTimeoutMs(request.headers, requestTimeoutMs)
         : requestTimeoutMs,
+      admission,
       () => {
         // REST: answered here, whatever its handler still awaits, as Fastify's
         // own handlerTimeout answers; what the handler ends with later is not

@@ -1,11 +1,12 @@
 import type { ServerResponse } from "node:http";
-import type { Http2ServerResponse } from "node:http2";
+import type { Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { parseTimeout as parseConnectTimeout } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
 import { attachLimits } from "../app/call-limits.js";
 import { errors } from "../app/errors.js";
+import type { Admission } from "../ops/admission.js";
 import { callLimits } from "./call-limits.js";
 import { roomForAnswer } from "./unsent-bytes.js";
 
@@ -22,9 +23,19 @@ export interface Call {
   remainingMs(): number;
   /** Ends the call (its timer, and its signal if still live): its answer is out. */
   end(): void;
-  /** Undefined if its connection can take an answer now, else when it can (edge/unsent-bytes.ts). */
-  room(): Promise<void> | undefined;
+  /**
+   * Runs `work` in an admission slot for `key`'s calls of `kind`, and holds
+   * the slot until it stops (Admission.run); a slot waits while the call's
+   * connection cannot take an answer (edge/unsent-bytes.ts). A caller that
+   * has left by then (its FIN, its reset, its connection closed, seen once
+   * the bytes read with its request are all handled) gets no slot: its call
+   * ends `canceled`, and no work begins.
+   */
+  admit<T>(slot: { kind: string; key: string }, work: () => Promise<T>): Promise<T>;
 }
+
+/** What a call answers on: an HTTP/1.1 or compat HTTP/2 response, or an HTTP/2 stream. */
+export type Answering = ServerResponse | Http2ServerResponse | ServerHttp2Stream;
 
 /** The deadline's error, for every transport: 504 / DEADLINE_EXCEEDED. */
 export function deadlineExceeded(): ConnectError {
@@ -63,8 +74,9 @@ export function callTimeoutMs(
  * deadline passes, after the signal has aborted.
  */
 export function startCall(
-  res: ServerResponse | Http2ServerResponse,
+  res: Answering,
   timeoutMs: number,
+  admission: Admission,
   onDeadline: () => void,
 ): Call {
   const controller = new AbortController();
@@ -91,15 +103,42 @@ export function startCall(
       clearTimeout(timer);
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
-    room: () => roomForAnswer(res),
+    async admit(slot, work) {
+      await afterPendingReads();
+      if (!controller.signal.aborted && callerGone(res)) controller.abort(clientLeft(res));
+      const signal = controller.signal;
+      return admission.run({ ...slot, signal, room: () => roomForAnswer(res) }, work);
+    },
   };
+}
+
+/**
+ * Resolves once the event loop has polled its connections again: what came
+ * with or right behind a request (the client's FIN, a reset) has been read
+ * by then. A request is handled in the turn that read it, so one check
+ * phase is not enough; two are (the second follows the next poll).
+ */
+function afterPendingReads(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
+/**
+ * Whether the caller has gone before its answer: its HTTP/2 stream reset or
+ * its session gone, or its HTTP/1.1 connection closed or half-closed (the
+ * client's FIN: it will read no answer, as nginx and Go's net/http take it).
+ */
+export function callerGone(res: Answering): boolean {
+  const stream = "stream" in res ? res.stream : "session" in res ? res : undefined;
+  if (stream !== undefined) return stream.destroyed || stream.closed;
+  const socket = (res as ServerResponse).socket;
+  return res.destroyed || socket === null || socket.destroyed || socket.readableEnded;
 }
 
 /**
  * A call made without the edge (in-process tests through
  * `createRouterTransport`): Connect's own signal and the server's deadline.
  */
-export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
+export function detachedCall(signal: AbortSignal, timeoutMs: number, admission: Admission): Call {
   const controller = new AbortController();
   const deadline = performance.now() + timeoutMs;
   const timer = setTimeout(() => controller.abort(deadlineExceeded()), timeoutMs);
@@ -118,8 +157,8 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
     end() {
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
-    // No connection of its own to wait for.
-    room: () => undefined,
+    // No connection of its own to leave or to wait for.
+    admit: (slot, work) => admission.run({ ...slot, signal: controller.signal }, work),
   };
 }
 
@@ -130,8 +169,8 @@ export function detachedCall(signal: AbortSignal, timeoutMs: number): Call {
  * INTERNAL_ERROR, which connect-node reads as `internal`: a fault of the
  * client's side, never the service's, so never logged as one.
  */
-function clientLeft(res: ServerResponse | Http2ServerResponse): ConnectError {
-  const code = "stream" in res ? res.stream.rstCode : undefined;
+function clientLeft(res: Answering): ConnectError {
+  const code = "stream" in res ? res.stream.rstCode : "session" in res ? res.rstCode : undefined;
   // No stack: it would say nothing about the client, and capturing one was a
   // tenth of the CPU a client spends on us by opening streams and leaving.
   const limit = Error.stackTraceLimit;

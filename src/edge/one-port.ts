@@ -130,6 +130,9 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   h1.on("connection", (socket: Socket) => {
     idleSince.set(socket, performance.now());
     idle.idle(socket);
+    // The client's FIN: it has left, as nginx and Go's net/http take it. Its
+    // calls stop (or never begin: edge/call.ts), and no answer is written.
+    socket.once("end", () => socket.destroy());
     socket.once("close", () => {
       idleSince.delete(socket);
       idle.busy(socket);

@@ -1,10 +1,5 @@
-import type { ServerResponse } from "node:http";
-import {
-  constants,
-  type Http2ServerResponse,
-  type Http2Session,
-  type ServerHttp2Stream,
-} from "node:http2";
+import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+import type { Answering } from "./call.js";
 
 /** How often the unsent bytes of every HTTP/2 answer are looked at. */
 const SWEEP_MS = 250;
@@ -71,10 +66,8 @@ const watched = new WeakMap<Http2Session, SessionWatch>();
  * the call stops), so no answer is computed for a session that cannot take
  * it now, and none is refused: a reader's bytes keep moving.
  */
-export function roomForAnswer(
-  res: ServerResponse | Http2ServerResponse,
-): Promise<void> | undefined {
-  const session = "stream" in res ? res.stream.session : undefined;
+export function roomForAnswer(res: Answering): Promise<void> | undefined {
+  const session = "stream" in res ? res.stream.session : "session" in res ? res.session : undefined;
   const watch = session === undefined ? undefined : watched.get(session);
   if (watch === undefined) return undefined;
   let unsent = 0;
@@ -83,9 +76,14 @@ export function roomForAnswer(
   return new Promise((resolve) => watch.waiting.push(resolve));
 }
 
-/** Lets every call waiting for room in `watch` go on: each looks again once it has a slot again. */
-function moved(watch: SessionWatch): void {
-  watch.moved = true;
+/**
+ * Lets every call waiting for room in `watch` go on: each looks again once it
+ * has a slot again. `progress`: its client took bytes (a piece drained, an
+ * answer finished), which restarts the session's stall clock; a stream reset
+ * or refused frees room without being progress.
+ */
+function moved(watch: SessionWatch, progress = true): void {
+  if (progress) watch.moved = true;
   if (watch.waiting.length === 0) return;
   const waiting = watch.waiting;
   watch.waiting = [];
@@ -155,7 +153,8 @@ export class UnsentBytes {
       });
       return () => {
         watch.streams.delete(stream);
-        moved(watch);
+        // Answered whole (NO_ERROR) is progress; refused or reset, only room.
+        moved(watch, stream.rstCode === constants.NGHTTP2_NO_ERROR);
       };
     };
   }

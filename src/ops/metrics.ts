@@ -5,6 +5,14 @@ import type { Admission } from "./admission.js";
 /** How a request came in; "preflight" is a browser's CORS OPTIONS before a call. */
 export type Transport = "rest" | "connect" | "grpc" | "grpc-web" | "preflight";
 
+/** The transport of an RPC, from its request's content type. */
+export function rpcTransport(contentType: string | undefined): Transport {
+  const type = contentType ?? "";
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  return "connect";
+}
+
 /** Request latency buckets, in seconds: sub-millisecond cache hits to slow outliers. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

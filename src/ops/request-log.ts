@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
-import type { App, AppRequest } from "../app-server.js";
+import type { App, AppReply, AppRequest } from "../app-server.js";
 import { LogBudget } from "./log-budget.js";
-import type { Metrics, Transport } from "./metrics.js";
+import { type Metrics, rpcTransport, type Transport } from "./metrics.js";
 import { decorateOutcome, outcomeOf } from "./outcome.js";
+import { endServerSpan } from "./trace-requests.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -41,9 +42,12 @@ export function observeRequests(app: App, requestLog: RequestLog, rpcPaths: Set<
   });
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    // "close", not Fastify's onResponse ("finish"): a call whose client left
+    // before its answer is counted too (over HTTP/1.1 it never finishes).
+    reply.raw.once("close", () => ended(request, reply));
     done();
   });
-  app.addHook("onResponse", (request, reply, done) => {
+  function ended(request: AppRequest, reply: AppReply) {
     const config = request.routeOptions.config;
     // @fastify/cors answers preflights on the route they ask about: keep them
     // apart, or they would count as calls of that procedure.
@@ -52,27 +56,29 @@ export function observeRequests(app: App, requestLog: RequestLog, rpcPaths: Set<
       : config.rpc
         ? rpcTransport(request.headers["content-type"])
         : "rest";
-    const procedure = config.procedure ?? "unmatched";
     const { code, user } = outcomeOf(request, reply, transport);
+    // Nothing sent to a caller who left: 499, as nginx logs it.
+    const status = code === "canceled" && !reply.raw.headersSent ? 499 : reply.statusCode;
     // Set only when tracing is on (trace-requests.ts): logs and traces join on these ids.
-    const span = request.traceSpan?.spanContext();
+    const span = request.traceSpan;
+    const ids = span?.spanContext();
     // The request's logger carries its id.
     requestLog.record(
       {
         user,
         transport,
-        procedure,
+        procedure: config.procedure ?? "unmatched",
         code,
-        status: reply.statusCode,
+        status,
         ms: reply.elapsedTime,
-        traceId: span?.traceId,
-        spanId: span?.spanId,
+        traceId: ids?.traceId,
+        spanId: ids?.spanId,
       },
       request.log,
       config.quiet ? "debug" : "info",
     );
-    done();
-  });
+    if (span !== undefined) endServerSpan(span, { transport, code, status });
+  }
 }
 
 function isPreflight(request: AppRequest): boolean {
@@ -81,13 +87,6 @@ function isPreflight(request: AppRequest): boolean {
   );
 }
 
-/** The transport of an RPC, from its request's content type. */
-export function rpcTransport(contentType: string | undefined): Transport {
-  const type = contentType ?? "";
-  if (type.startsWith("application/grpc-web")) return "grpc-web";
-  if (type.startsWith("application/grpc")) return "grpc";
-  return "connect";
-}
 /** What the request log and metrics record of a call. */
 export interface CallRecord {
   user: string | undefined;

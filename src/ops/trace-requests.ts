@@ -2,8 +2,7 @@ import { type Context, context, type Span, SpanKind, SpanStatusCode } from "@ope
 import { meaningOfName } from "../app/codes.js";
 import type { App } from "../app-server.js";
 import { startSpanFrom } from "../tracer.js";
-import { outcomeOf } from "./outcome.js";
-import { rpcTransport } from "./request-log.js";
+import { rpcTransport, type Transport } from "./metrics.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -84,29 +83,34 @@ export function traceRequests(app: App): void {
     request.traceContext = traceContext;
     context.with(traceContext, done);
   });
-  app.addHook("onResponse", (request, reply, done) => {
-    const span = request.traceSpan;
-    if (span === undefined || !span.isRecording()) {
-      span?.end();
-      return done();
-    }
-    const config = request.routeOptions.config;
-    const transport = config.rpc ? rpcTransport(request.headers["content-type"]) : "rest";
-    const { code } = outcomeOf(request, reply, transport);
-    span.setAttribute("http.response.status_code", reply.statusCode);
-    if (transport === "grpc" || transport === "grpc-web") {
-      span.setAttribute("rpc.grpc.status_code", meaningOfName(code).grpcStatus);
-    }
-    if (code !== "ok") {
-      span.setAttribute("error.type", code);
-      if (transport === "connect") span.setAttribute("rpc.connect_rpc.error_code", code);
-    }
-    // The code, never the error's message: a database's may quote a value.
-    const fault = transport === "rest" ? reply.statusCode >= 500 : meaningOfName(code).serverFault;
-    if (fault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+}
+
+/**
+ * Ends a request's SERVER span with how its call ended: the HTTP status,
+ * the gRPC status of an RPC, the code of a failure, and an error status
+ * only for a fault of the server's own.
+ */
+export function endServerSpan(
+  span: Span,
+  end: { transport: Transport; code: string; status: number },
+): void {
+  if (!span.isRecording()) {
     span.end();
-    done();
-  });
+    return;
+  }
+  const { transport, code, status } = end;
+  span.setAttribute("http.response.status_code", status);
+  if (transport === "grpc" || transport === "grpc-web") {
+    span.setAttribute("rpc.grpc.status_code", meaningOfName(code).grpcStatus);
+  }
+  if (code !== "ok") {
+    span.setAttribute("error.type", code);
+    if (transport === "connect") span.setAttribute("rpc.connect_rpc.error_code", code);
+  }
+  // The code, never the error's message: a database's may quote a value.
+  const fault = transport === "rest" ? status >= 500 : meaningOfName(code).serverFault;
+  if (fault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  span.end();
 }
 
 function reenterTraceContext(

@@ -98,13 +98,8 @@ export async function restRoutes(
     use: (signal: AbortSignal) => Promise<T>,
   ): Promise<T> => {
     const call = request.call as Call;
-    const slot = {
-      signal: call.signal,
-      kind: request.routeOptions.config.procedure,
-      key: request.callerKey,
-      room: call.room,
-    };
-    return edge.admission.run(slot, () => use(call.signal));
+    const slot = { kind: request.routeOptions.config.procedure ?? "", key: request.callerKey };
+    return call.admit(slot, () => use(call.signal));
   };
 
   app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {

@@ -24,17 +24,12 @@ export function callInterceptor(admission: Admission, requestTimeoutMs: number):
   return (next) => async (req) => {
     if (req.stream) return next(req);
     const edge = req.contextValues.get(callKey);
-    const call = edge ?? detachedCall(req.signal, requestTimeoutMs);
+    const call = edge ?? detachedCall(req.signal, requestTimeoutMs, admission);
     if (edge === undefined) req.contextValues.set(callKey, call);
     const user = req.contextValues.get(userIdKey);
     try {
-      return await admission.run(
-        {
-          signal: call.signal,
-          kind: req.method.name,
-          key: user === "" ? "" : `user:${user}`,
-          room: call.room,
-        },
+      return await call.admit(
+        { kind: req.method.name, key: user === "" ? "" : `user:${user}` },
         () => next(req),
       );
     } finally {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createGrpcClient } from "../../test/support/grpc-client.js";
 import { startCall } from "../edge/call.js";
+import { Admission, admissionLimits } from "../ops/admission.js";
 import { unaryShortPathConstraint, unaryShortPathRoutes } from "./unary-short-path.js";
 
 // The short path writes a gRPC answer as Connect's handler would: a message
@@ -12,6 +13,8 @@ import { unaryShortPathConstraint, unaryShortPathRoutes } from "./unary-short-pa
 // answer already sent (the edge's deadline answer) or on a stream gone.
 
 const TITLE = "t".repeat(200);
+
+const admission = new Admission(admissionLimits(4, 8));
 
 async function shortPathApp(options: { writeMaxBytes?: number; answeredFirst?: boolean }) {
   const errors: unknown[] = [];
@@ -25,7 +28,7 @@ async function shortPathApp(options: { writeMaxBytes?: number; answeredFirst?: b
   app.decorateRequest("call", null);
   app.addHook("onRequest", async (req, reply) => {
     req.log = Object.assign(Object.create(req.log), { error: (o: unknown) => errors.push(o) });
-    req.call = startCall(reply.raw, options.answeredFirst ? 80 : 10_000, () => {
+    req.call = startCall(reply.raw, options.answeredFirst ? 80 : 10_000, admission, () => {
       reply.raw.writeHead(200, { "content-type": "application/grpc", "grpc-status": "4" });
       reply.raw.end();
     });

@@ -151,8 +151,9 @@ describe("bounded unsent bytes", () => {
     };
     const t0 = performance.now();
     const streams = Array.from({ length: 10 }, get);
-    // Every answer begins (its HEADERS are not flow-controlled): 2.8 MB waits unsent.
-    expect(await Promise.all(streams.map((s) => s.headers))).toEqual(streams.map(() => 200));
+    // Answers begin (their HEADERS are not flow-controlled): those whose call
+    // found the session under its 1 MiB unsent; the others wait for room.
+    expect(await Promise.race(streams.map((s) => s.headers))).toBe(200);
     // Over its 1 MiB and not moving for 250 ms (looked at every 250 ms), not yet
     // stalled for the whole second that destroys it: a new stream is refused before any work.
     await sleep(600);

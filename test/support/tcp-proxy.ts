@@ -18,6 +18,8 @@ export class TcpProxy {
   private slowPattern: { bytes: Buffer; delayMs: number } | undefined;
   /** Connections frozen so far. */
   frozen = 0;
+  /** Patterns counted in what clients send (see `count`), and how often each was seen. */
+  private readonly counted = new Map<string, { bytes: Buffer; seen: number }>();
   port = 0;
 
   constructor(
@@ -43,6 +45,9 @@ export class TcpProxy {
       const forward = (from: Socket, to: Socket) => {
         from.on("data", (chunk: Buffer) => {
           if (frozen) return;
+          if (from === client) {
+            for (const c of this.counted.values()) if (chunk.includes(c.bytes)) c.seen++;
+          }
           if (from === client && this.freezePattern && chunk.includes(this.freezePattern)) {
             frozen = true;
             this.frozen++;
@@ -104,6 +109,19 @@ export class TcpProxy {
    */
   slowOn(pattern: string, delayMs: number): void {
     this.slowPattern = { bytes: Buffer.from(pattern), delayMs };
+  }
+
+  /**
+   * How many chunks clients have sent holding `pattern` since the first call
+   * with it (0 then): what the server was asked, seen on the wire.
+   */
+  count(pattern: string): number {
+    let c = this.counted.get(pattern);
+    if (c === undefined) {
+      c = { bytes: Buffer.from(pattern, "latin1"), seen: 0 };
+      this.counted.set(pattern, c);
+    }
+    return c.seen;
   }
 
   heal(): void {
