@@ -1,11 +1,5 @@
 import { readFileSync } from "node:fs";
 import {
-  createServer as createHttp1Server,
-  type Server as Http1Server,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
-import {
   type Http2Session,
   constants as h2constants,
   type IncomingHttpHeaders,
@@ -17,18 +11,15 @@ import type { App, TlsFiles } from "../app-server.js";
 import { type EdgeConfig, edgeConfig } from "../config.js";
 import {
   CLOSE_IDLE_ABOVE,
-  DRAIN_IDLE_MS,
   FIRST_BYTES_TIMEOUT_MS,
   LISTEN_BACKLOG,
   MAX_CONNECTIONS,
-  MAX_HEADER_BYTES,
-  REQUEST_HEAD_TIMEOUT_MS,
 } from "../limits.js";
-import { answerClientError } from "./head-refusals.js";
+import { type Http1Handler, http1Connections } from "./http1-connections.js";
 import { IdleConnections } from "./idle-connections.js";
 import { guardResets } from "./reset-guard.js";
 import { sessionTimers } from "./session-timers.js";
-import { guardBodyPieces, watchBodyPieces } from "./small-pieces.js";
+import { guardBodyPieces } from "./small-pieces.js";
 import { resetAfterTrailers } from "./trailers-reset.js";
 import { UnfinishedRequests } from "./unfinished-requests.js";
 import { UnsentBytes } from "./unsent-bytes.js";
@@ -78,73 +69,17 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   const edge = options.edge ?? edgeConfig({});
   const maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
   const idle = new IdleConnections();
-  const unsent = new UnsentBytes(edge);
+  const unsent = new UnsentBytes(edge, idle);
   // Fastify's router serves HTTP/1.1 requests as well as HTTP/2 ones; its
   // types know only the server the app was built on. This hand-over is the
   // one place that says otherwise, hence the cast.
-  const routeHttp1 = app.routing as unknown as (req: IncomingMessage, res: ServerResponse) => void;
-  // When each HTTP/1.1 connection last finished a response (or connected):
-  // the drain closes only connections idle for DRAIN_IDLE_MS.
-  const idleSince = new Map<Socket, number>();
-  // Answers not yet begun: a drain makes them say `Connection: close` too.
-  const pending = new Set<ServerResponse>();
-  let draining = false;
-  const h1: Http1Server = createHttp1Server(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      // Slow senders are cut off with 408 (Node checks every connectionsCheckingInterval).
-      headersTimeout: REQUEST_HEAD_TIMEOUT_MS,
-      // A whole request, as long as a call may take (edge/call-limits.ts).
-      requestTimeout: app.requestReadLimitMs,
-      connectionsCheckingInterval: 1000,
-    },
-    (req, res) => {
-      const socket = req.socket;
-      idleSince.delete(socket);
-      idle.busy(socket);
-      // Every HTTP/1.1 answer of a drain says `Connection: close`, and Node
-      // closes the connection after it.
-      if (draining) res.shouldKeepAlive = false;
-      else pending.add(res);
-      res.once("close", () => {
-        pending.delete(res);
-        if (socket.destroyed) return;
-        idleSince.set(socket, performance.now());
-        idle.idle(socket);
-      });
-      // Answered before its body was all read (refused at the door, past its
-      // deadline): the connection closes after the answer. Otherwise Node would
-      // go on reading the rest for the next request, and a body that never
-      // comes would get a second answer (408) on the same connection.
-      if (req.headers["content-length"] !== undefined || req.headers["transfer-encoding"]) {
-        res.once("finish", () => {
-          if (!req.complete) socket.destroySoon();
-        });
-        // A body in a flood of tiny chunks: the connection goes, nothing is answered.
-        watchBodyPieces(req, () => socket.destroy());
-      }
-      routeHttp1(req, res);
-    },
-  );
-  h1.keepAliveTimeout = edge.keepAliveTimeoutMs;
-  h1.on("connection", (socket: Socket) => {
-    idleSince.set(socket, performance.now());
-    idle.idle(socket);
-    // The client's FIN: it has left, as nginx and Go's net/http take it. Its
-    // calls stop (or never begin: edge/call.ts), and no answer is written.
-    socket.once("end", () => socket.destroy());
-    socket.once("close", () => {
-      idleSince.delete(socket);
-      idle.busy(socket);
-    });
+  const routeHttp1 = app.routing as unknown as Http1Handler;
+  const h1 = http1Connections(routeHttp1, {
+    edge,
+    idle,
+    unsent,
+    requestReadLimitMs: app.requestReadLimitMs,
   });
-  // This server never listens (the front server hands it sockets), and Node
-  // tracks HTTP/1.1 connections only from "listening" on: without this,
-  // headersTimeout / requestTimeout are never enforced.
-  h1.emit("listening");
-  // Requests Node's parser refuses (a head over the limit, bytes that are
-  // not HTTP) get problem+json too.
-  h1.on("clientError", answerClientError);
   const sessions = new Set<Http2Session>();
   const unfinished = new UnfinishedRequests(app.requestReadLimitMs);
   h2.on("session", (session: Http2Session) => {
@@ -181,17 +116,17 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     );
     session.once("close", () => {
       sessions.delete(session);
-      idle.busy(session);
+      idle.gone(session);
     });
   });
 
   const handOver = (socket: Socket) => {
     idle.idle(socket);
-    socket.once("close", () => idle.busy(socket));
+    socket.once("close", () => idle.gone(socket));
     route(socket, (http2) => {
       // From here the HTTP/2 session stands for the connection.
-      if (http2) idle.busy(socket);
-      (http2 ? h2 : h1).emit("connection", socket);
+      if (http2) idle.gone(socket);
+      (http2 ? h2 : h1.server).emit("connection", socket);
     });
   };
   const tls = options.tls
@@ -206,7 +141,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
         (socket: TLSSocket) => {
           // The TLS socket stands for the connection from here (TLSSocket's `_parent` is the raw one).
           const raw = (socket as TLSSocket & { _parent?: Socket })._parent;
-          if (raw) idle.busy(raw);
+          if (raw) idle.gone(raw);
           handOver(socket);
         },
       )
@@ -222,7 +157,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     sockets.add(socket);
     socket.once("close", () => {
       sockets.delete(socket);
-      idle.busy(socket);
+      idle.gone(socket);
     });
     if (sockets.size > pressure) idle.closeOldest(sockets.size, pressure);
     if (tls) {
@@ -247,27 +182,15 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       }),
     async close(timeoutMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      draining = true;
-      for (const res of pending) if (!res.headersSent) res.shouldKeepAlive = false;
+      h1.drain();
       // GOAWAY: HTTP/2 clients open no new stream here; open ones finish.
       for (const session of sessions) session.close();
-      // Idle keep-alive connections are closed only once idle for a while: a
-      // client reusing one right now would get a reset, so it gets its answer
-      // with `Connection: close` instead.
-      const idleSweep = setInterval(() => {
-        const now = performance.now();
-        for (const [socket, since] of idleSince) {
-          if (now - since >= DRAIN_IDLE_MS) socket.destroySoon();
-        }
-      }, 100);
       await waitUntil(() => sockets.size === 0, timeoutMs);
-      clearInterval(idleSweep);
+      h1.stop();
       unfinished.stop();
       const cut = sockets.size;
       for (const socket of sockets) socket.destroy();
       await closed;
-      // Stops the connection-tracking timer; it never listened, so no error matters.
-      h1.close(() => {});
       await app.close();
       return cut;
     },

@@ -1,5 +1,7 @@
 import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+import type { Socket } from "node:net";
 import type { Answering } from "./call.js";
+import type { IdleConnections } from "./idle-connections.js";
 
 /** How often the unsent bytes of every HTTP/2 answer are looked at. */
 const SWEEP_MS = 250;
@@ -20,13 +22,13 @@ const FASTIFY_PIECE_BYTES = 64 * 1024;
  */
 const STALLED_REFUSES_AFTER_MS = 250;
 
-/** The limits on unsent HTTP/2 bytes (EdgeConfig's, src/config.ts). */
+/** The limits on unsent bytes (EdgeConfig's, src/config.ts). */
 export interface UnsentLimits {
-  /** An answer, or a whole session, whose unsent bytes do not move for this long is dropped. */
+  /** An answer, or a whole connection, whose unsent bytes do not move for this long is dropped. */
   writeStallMs: number;
-  /** What one session may hold unsent; over it, its new streams are refused. */
+  /** What one HTTP/2 session may hold unsent; over it, its new streams are refused. */
   sessionUnsentMaxBytes: number;
-  /** What all sessions together may hold unsent; beyond, the largest stalled ones go. */
+  /** What all connections together may hold unsent; beyond, the largest stalled ones go. */
   unsentMaxBytes: number;
 }
 
@@ -40,11 +42,25 @@ interface StreamWatch {
   drained: number;
 }
 
-interface SessionWatch {
-  session: Http2Session;
-  streams: Map<ServerHttp2Stream, StreamWatch>;
+/** What every watched connection has: its bytes, their clock, and whether it is stalled. */
+interface ConnectionWatch {
   unsent: number;
   movedAt: number;
+  /** Holding bytes that have not moved for STALLED_REFUSES_AFTER_MS: a candidate for closing near the cap. */
+  stalled: boolean;
+  destroyed(): boolean;
+  /** Drops the connection and what it holds. */
+  drop(): void;
+}
+
+/** An HTTP/1.1 connection: one answer at a time (edge/http1-connections.ts), in its socket. */
+interface SocketWatch extends ConnectionWatch {
+  socket: Socket;
+}
+
+interface SessionWatch extends ConnectionWatch {
+  session: Http2Session;
+  streams: Map<ServerHttp2Stream, StreamWatch>;
   /** Over its budget or stalled at the last look: it takes no new call. */
   refusing: boolean;
   /** Whether any of its answers went out since the last look ('drain' or fewer bytes). */
@@ -91,29 +107,58 @@ function moved(watch: SessionWatch, progress = true): void {
 }
 
 /**
- * Bounds what HTTP/2 answers hold in memory while a client does not read
- * them. An answer is written whole; what the client's flow-control window
- * does not let out waits in its stream. Every SWEEP_MS:
- * - an answer whose unsent bytes have not gone down for `writeStallMs`
+ * Bounds what answers hold in memory while a client does not read them, on
+ * HTTP/2 and HTTP/1.1 alike. An answer is written whole; what the client's
+ * flow-control window (HTTP/2) or its TCP window (HTTP/1.1) does not let out
+ * waits in its stream or socket. Every SWEEP_MS:
+ * - an HTTP/2 answer whose unsent bytes have not gone down for `writeStallMs`
  *   (its window at 0) is reset (RST_STREAM CANCEL) and its bytes freed;
- * - a session holding unsent bytes none of which moved for `writeStallMs`
- *   is destroyed: not closed politely, which would wait for answers that
- *   can never finish;
- * - with more than `unsentMaxBytes` unsent in all, the sessions holding the
- *   most that did not move since the last look are destroyed, largest first
- *   (Envoy's overload action reset_high_memory_stream).
+ * - a connection holding unsent bytes none of which moved for `writeStallMs`
+ *   is destroyed (an HTTP/1.1 one reset, so that the kernel frees its bytes
+ *   too): not closed politely, which would wait for answers that can never
+ *   finish;
+ * - with more than `unsentMaxBytes` unsent in all, the connections holding
+ *   the most that did not move since the last look are destroyed, largest
+ *   first (Envoy's overload action reset_high_memory_stream);
+ * - a connection whose bytes have not moved for STALLED_REFUSES_AFTER_MS is
+ *   a candidate for closing near the connection cap, as an idle one is.
  * And a session holding `sessionUnsentMaxBytes` or more that has not moved
  * them for STALLED_REFUSES_AFTER_MS (or any for a quarter of
  * `writeStallMs`) gets its new streams, and those whose answer has not
  * begun, refused (REFUSED_STREAM:
  * nothing answered, safe to retry; their calls stop as any call whose
  * client left), as Envoy stops reading a connection over its buffer limit.
+ * An HTTP/1.1 connection computes no answer while one is unsent: the
+ * requests it pipelines wait (edge/http1-connections.ts).
  */
 export class UnsentBytes {
   readonly #sessions = new Set<SessionWatch>();
+  readonly #sockets = new Set<SocketWatch>();
   #sweep: NodeJS.Timeout | undefined;
 
-  constructor(private readonly limits: UnsentLimits) {}
+  constructor(
+    private readonly limits: UnsentLimits,
+    private readonly idle?: IdleConnections,
+  ) {}
+
+  /** Watches an HTTP/1.1 connection's unsent bytes; returns what to call as it closes. */
+  watchSocket(socket: Socket): () => void {
+    const watch: SocketWatch = {
+      socket,
+      unsent: 0,
+      movedAt: performance.now(),
+      stalled: false,
+      destroyed: () => socket.destroyed,
+      // A reset: the kernel's copy of what the client never read goes too.
+      drop: () => ("encrypted" in socket ? socket.destroy() : socket.resetAndDestroy()),
+    };
+    this.#sockets.add(watch);
+    this.#startSweep();
+    return () => {
+      this.#sockets.delete(watch);
+      this.#stopWhenNone();
+    };
+  }
 
   /**
    * Watches `session`'s answers until it closes. Returns what to call as
@@ -125,6 +170,9 @@ export class UnsentBytes {
       streams: new Map(),
       unsent: 0,
       movedAt: performance.now(),
+      stalled: false,
+      destroyed: () => session.destroyed,
+      drop: () => session.destroy(),
       moved: false,
       refusing: false,
       budget: this.limits.sessionUnsentMaxBytes,
@@ -135,9 +183,9 @@ export class UnsentBytes {
     session.once("close", () => {
       this.#sessions.delete(watch);
       moved(watch);
-      if (this.#sessions.size === 0) this.#stop();
+      this.#stopWhenNone();
     });
-    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    this.#startSweep();
     return (stream) => {
       if (watch.refusing) {
         stream.close(constants.NGHTTP2_REFUSED_STREAM);
@@ -163,6 +211,14 @@ export class UnsentBytes {
   sweep(now = performance.now()): void {
     const { writeStallMs, unsentMaxBytes } = this.limits;
     let total = 0;
+    for (const watch of this.#sockets) {
+      const n = watch.socket.writableLength;
+      // New bytes start the clock as well: it counts from when they were written.
+      if (n === 0 || n !== watch.unsent) watch.movedAt = now;
+      watch.unsent = n;
+      if (this.#stalledFor(watch, now) >= writeStallMs) watch.drop();
+      else total += n;
+    }
     // Over values, not entries: a sweep looks at every stream four times a
     // second, and an entry is an array allocated each time.
     for (const watch of this.#sessions) {
@@ -179,16 +235,16 @@ export class UnsentBytes {
       watch.unsent = unsent;
       if (watch.moved || unsent === 0) watch.movedAt = now;
       watch.moved = false;
-      if (unsent > 0 && now - watch.movedAt >= writeStallMs) {
+      const stalledMs = this.#stalledFor(watch, now);
+      if (stalledMs >= writeStallMs) {
         session.destroy();
         continue;
       }
       // Over its budget or stalled, the session's calls not yet answering are
       // refused too: their answers would only wait with the others.
       watch.refusing =
-        unsent > 0 &&
-        now - watch.movedAt >= STALLED_REFUSES_AFTER_MS &&
-        (unsent >= this.limits.sessionUnsentMaxBytes || now - watch.movedAt >= writeStallMs / 4);
+        stalledMs >= STALLED_REFUSES_AFTER_MS &&
+        (unsent >= this.limits.sessionUnsentMaxBytes || stalledMs >= writeStallMs / 4);
       for (const w of watch.streams.values()) {
         const stream = w.stream;
         if (watch.refusing && !stream.headersSent) {
@@ -204,17 +260,38 @@ export class UnsentBytes {
       total += watch.unsent;
     }
     if (total <= unsentMaxBytes) return;
-    const stalled = [...this.#sessions]
-      .filter((w) => w.movedAt < now && w.unsent > 0 && !w.session.destroyed)
+    const stalled = [...this.#sessions, ...this.#sockets]
+      .filter((w) => w.movedAt < now && w.unsent > 0 && !w.destroyed())
       .sort((a, b) => b.unsent - a.unsent);
     for (const w of stalled) {
       if (total <= unsentMaxBytes) break;
       total -= w.unsent;
-      w.session.destroy();
+      w.drop();
     }
   }
 
-  #stop(): void {
+  /**
+   * How long `watch`'s unsent bytes have not moved (0 if it holds none);
+   * past STALLED_REFUSES_AFTER_MS it is a candidate for closing near the cap.
+   */
+  #stalledFor(watch: ConnectionWatch, now: number): number {
+    const ms = watch.unsent > 0 ? now - watch.movedAt : 0;
+    const stalled = ms >= STALLED_REFUSES_AFTER_MS;
+    if (stalled !== watch.stalled && !watch.destroyed()) {
+      const held =
+        "socket" in watch ? (watch as SocketWatch).socket : (watch as SessionWatch).session;
+      this.idle?.stalled(held, stalled);
+    }
+    watch.stalled = stalled;
+    return ms;
+  }
+
+  #startSweep(): void {
+    this.#sweep ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+  }
+
+  #stopWhenNone(): void {
+    if (this.#sessions.size > 0 || this.#sockets.size > 0) return;
     clearInterval(this.#sweep);
     this.#sweep = undefined;
   }

@@ -4,6 +4,7 @@ import { edgeConfig } from "../../src/config.js";
 import { Admission } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
+import { reportFigures } from "../support/reliability.js";
 import { RACE_ADMISSION, startTestService, type TestService } from "../support/service.js";
 
 // An HTTP/1.1 client that pipelines requests for large answers and never
@@ -60,6 +61,7 @@ describe("HTTP/1.1 answers a client never reads", () => {
     const how = await Promise.race([ended, sleep(5000).then(() => "still open")]);
     socket.destroy();
 
+    reportFigures("unread pipelined answers", { answerBytes: size, served, received, how });
     expect(how).not.toBe("still open");
     expect(served).toBeLessThan(PIPELINED / 2);
     expect(received).toBeLessThan(size * PIPELINED);
