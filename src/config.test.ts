@@ -94,12 +94,12 @@ describe("the edge's limits", () => {
     });
   });
 
-  it("reads KEEP_ALIVE_TIMEOUT_MS and the HTTP/2 unsent limits, and refuses a total below one session's", () => {
+  it("reads KEEP_ALIVE_TIMEOUT_MS and the unsent limits, and refuses a total below one session's", () => {
     const edge = loadConfig({
       KEEP_ALIVE_TIMEOUT_MS: "620000",
-      HTTP2_WRITE_STALL_MS: "5000",
+      WRITE_STALL_MS: "5000",
       HTTP2_SESSION_UNSENT_MAX_BYTES: "2097152",
-      HTTP2_UNSENT_MAX_BYTES: "67108864",
+      UNSENT_MAX_BYTES: "67108864",
     }).edge;
     expect(edge).toEqual({
       keepAliveTimeoutMs: 620_000,
@@ -112,10 +112,17 @@ describe("the edge's limits", () => {
         HTTP2_SESSION_UNSENT_MAX_BYTES: "8388608",
         HTTP2_UNSENT_MAX_BYTES: "4194304",
       }),
-    ).toThrow(/^HTTP2_UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES/);
+    ).toThrow(/^UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES/);
     expect(() => loadConfig({ KEEP_ALIVE_TIMEOUT_MS: "soon" })).toThrow(
       /^KEEP_ALIVE_TIMEOUT_MS must be an integer/,
     );
+  });
+
+  it("reads the unsent limits' older names, HTTP2_WRITE_STALL_MS and HTTP2_UNSENT_MAX_BYTES; the new names win", () => {
+    const older = loadConfig({ HTTP2_WRITE_STALL_MS: "5000", HTTP2_UNSENT_MAX_BYTES: "67108864" });
+    expect(older.edge).toMatchObject({ writeStallMs: 5000, unsentMaxBytes: 64 * 1024 * 1024 });
+    const both = loadConfig({ HTTP2_WRITE_STALL_MS: "5000", WRITE_STALL_MS: "7000" });
+    expect(both.edge.writeStallMs).toBe(7000);
   });
 });
 

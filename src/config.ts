@@ -95,9 +95,10 @@ export interface EdgeConfig {
    */
   keepAliveTimeoutMs: number;
   /**
-   * HTTP2_WRITE_STALL_MS: an HTTP/2 answer whose unsent bytes make no
-   * progress (the client's window at 0) for this long is reset and freed;
-   * a session none of whose answers move for this long is destroyed.
+   * WRITE_STALL_MS: an answer whose unsent bytes make no progress (the
+   * client's window at 0) for this long is dropped: an HTTP/2 stream reset,
+   * an HTTP/1.1 connection reset; an HTTP/2 session none of whose answers
+   * move for this long is destroyed.
    */
   writeStallMs: number;
   /**
@@ -106,8 +107,8 @@ export interface EdgeConfig {
    */
   sessionUnsentMaxBytes: number;
   /**
-   * HTTP2_UNSENT_MAX_BYTES: what all HTTP/2 sessions together may hold
-   * unsent; beyond, the sessions holding the most without progress are destroyed.
+   * UNSENT_MAX_BYTES: what all connections together, HTTP/1.1 and HTTP/2,
+   * may hold unsent; beyond, those holding the most without progress are destroyed.
    */
   unsentMaxBytes: number;
 }
@@ -277,8 +278,13 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** The edge's limits (see `EdgeConfig`); `edgeConfig({})` gives the defaults. */
-export function edgeConfig(env: Env = process.env): EdgeConfig {
+export function edgeConfig(given: Env = process.env): EdgeConfig {
   const mib = 1024 * 1024;
+  // Named for HTTP/2 until they covered HTTP/1.1 too: the older names are still read.
+  const env = olderNames(given, {
+    WRITE_STALL_MS: "HTTP2_WRITE_STALL_MS",
+    UNSENT_MAX_BYTES: "HTTP2_UNSENT_MAX_BYTES",
+  });
   const sessionUnsentMaxBytes = integer(
     env,
     "HTTP2_SESSION_UNSENT_MAX_BYTES",
@@ -286,13 +292,13 @@ export function edgeConfig(env: Env = process.env): EdgeConfig {
     64 * 1024,
     1024 * mib,
   );
-  const unsentMaxBytes = integer(env, "HTTP2_UNSENT_MAX_BYTES", 32 * mib, mib, 16 * 1024 * mib);
+  const unsentMaxBytes = integer(env, "UNSENT_MAX_BYTES", 32 * mib, mib, 16 * 1024 * mib);
   if (unsentMaxBytes < sessionUnsentMaxBytes) {
-    throw new ConfigError("HTTP2_UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES");
+    throw new ConfigError("UNSENT_MAX_BYTES must be at least HTTP2_SESSION_UNSENT_MAX_BYTES");
   }
   return {
     keepAliveTimeoutMs: integer(env, "KEEP_ALIVE_TIMEOUT_MS", 65_000, 1000, 3_600_000),
-    writeStallMs: integer(env, "HTTP2_WRITE_STALL_MS", 10_000, 500, 600_000),
+    writeStallMs: integer(env, "WRITE_STALL_MS", 10_000, 500, 600_000),
     sessionUnsentMaxBytes,
     unsentMaxBytes,
   };
@@ -364,6 +370,15 @@ function eventsConfig(env: Env): EventsConfig {
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** `env` with each renamed variable's older name read as the new one when only it is set. */
+function olderNames(env: Env, renamed: Record<string, string>): Env {
+  const out = { ...env };
+  for (const [name, older] of Object.entries(renamed)) {
+    if (out[name] === undefined && out[older] !== undefined) out[name] = out[older];
+  }
+  return out;
+}
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = optional(env, name);
