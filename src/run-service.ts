@@ -20,7 +20,8 @@ import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
 import { Admission, admissionLimits } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
-import { Metrics } from "./ops/metrics.js";
+import { MemorySettle } from "./ops/memory-settle.js";
+import { Metrics, watchMemory } from "./ops/metrics.js";
 import { projectRoot, requirePatches } from "./ops/patches-applied.js";
 import {
   checkTlsFiles,
@@ -147,6 +148,10 @@ async function main() {
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
   const relay = startRelay(config, database.db, logger, outboxMetrics);
+  // What a flood took is given back once the service is quiet again.
+  const memory = new MemorySettle();
+  memory.start();
+  watchMemory(metrics, memory);
 
   if (devMode && jwt.secret !== undefined) {
     const token = await demoToken(jwt.secret);
@@ -171,6 +176,7 @@ async function main() {
       // NOT_SERVING first: health watchers hear it and their streams end, so
       // the drain below waits only for real requests.
       health.startDraining();
+      memory.stop();
       // The relay stops while requests finish: what they write waits in the outbox.
       const relayStopped = relay?.stop();
       const cut = await port.close(config.shutdownTimeoutMs);

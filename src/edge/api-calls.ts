@@ -4,7 +4,7 @@ import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
-import { type Call, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
+import { type Call, callerGone, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
 import { type LimitSettings, requestReadLimitMs } from "./call-limits.js";
 import { answerDeadline, answerEarly, type RestAnswer } from "./early-answer.js";
 
@@ -82,6 +82,12 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
     } catch (err) {
       refusal = err;
       request.callerKey = `address:${request.ip}`;
+    }
+    // Gone already (its FIN came with its request, read by now): nothing more
+    // is read or done for it; its call is counted as its response closes.
+    if (callerGone(reply.raw)) {
+      reply.hijack();
+      return reply;
     }
     refusal ??= admission.refusalBeforeRead(request.callerKey);
     if (refusal === undefined) {

@@ -18,7 +18,7 @@ import {
 import { type Http1Handler, http1Connections } from "./http1-connections.js";
 import { IdleConnections } from "./idle-connections.js";
 import { guardResets } from "./reset-guard.js";
-import { sessionTimers } from "./session-timers.js";
+import { SessionTimers } from "./session-timers.js";
 import { guardBodyPieces } from "./small-pieces.js";
 import { resetAfterTrailers } from "./trailers-reset.js";
 import { UnfinishedRequests } from "./unfinished-requests.js";
@@ -81,10 +81,11 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
     requestReadLimitMs: app.requestReadLimitMs,
   });
   const sessions = new Set<Http2Session>();
+  const timers = new SessionTimers();
   const unfinished = new UnfinishedRequests(app.requestReadLimitMs);
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
-    sessionTimers(session);
+    timers.watch(session);
     const resets = guardResets(session);
     const pieces = guardBodyPieces(session);
     const answers = unsent.watch(session);
@@ -188,6 +189,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       await waitUntil(() => sockets.size === 0, timeoutMs);
       h1.stop();
       unfinished.stop();
+      timers.stop();
       const cut = sockets.size;
       for (const socket of sockets) socket.destroy();
       await closed;

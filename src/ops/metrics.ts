@@ -1,6 +1,7 @@
 import type { Pool } from "mysql2";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Admission } from "./admission.js";
+import type { MemorySettle } from "./memory-settle.js";
 
 /** How a request came in; "preflight" is a browser's CORS OPTIONS before a call. */
 export type Transport = "rest" | "connect" | "grpc" | "grpc-web" | "preflight";
@@ -105,6 +106,19 @@ export class Metrics {
       },
     });
   }
+}
+
+/** Exposes how often memory was given back after the service grew (ops/memory-settle.ts). */
+export function watchMemory(metrics: Metrics, memory: MemorySettle): void {
+  new Counter({
+    name: "practice_memory_collections_total",
+    help: "Full collections made once the service was quiet after its memory grew.",
+    registers: [metrics.registry],
+    collect() {
+      this.reset();
+      this.inc(memory.collections);
+    },
+  });
 }
 
 function registerPoolGauges(pool: Pool, registers: Registry[]) {

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { MemorySettle } from "./memory-settle.js";
+
+const MB = 1024 * 1024;
+
+/** A settle over an RSS the test sets; a collection brings it to `left`. */
+function settle(start: number) {
+  const state = { rss: start, left: start, busy: 0, collected: 0 };
+  const memory = new MemorySettle({
+    rss: () => state.rss,
+    busy: () => state.busy,
+    collect: () => {
+      state.collected++;
+      state.rss = state.left;
+    },
+  });
+  return { memory, state };
+}
+
+describe("memory given back once the service is quiet", () => {
+  it("collects when RSS stands a quarter above the quiet footprint, once, and again after the next flood", () => {
+    const { memory, state } = settle(120 * MB);
+    state.rss = 145 * MB;
+    memory.look();
+    expect(state.collected).toBe(0);
+    state.rss = 450 * MB;
+    memory.look();
+    expect(state.collected).toBe(1);
+    memory.look();
+    memory.look();
+    expect(state.collected).toBe(1);
+    state.rss = 300 * MB;
+    memory.look();
+    expect(state.collected).toBe(2);
+  });
+
+  it("does not collect again and again what a collection cannot give back", () => {
+    const { memory, state } = settle(120 * MB);
+    state.rss = 400 * MB;
+    state.left = 280 * MB;
+    memory.look();
+    expect(state.collected).toBe(1);
+    memory.look();
+    state.rss = 290 * MB;
+    memory.look();
+    expect(state.collected).toBe(1);
+    // More than what the last collection left: worth another.
+    state.rss = 300 * MB;
+    memory.look();
+    expect(state.collected).toBe(2);
+  });
+
+  it("leaves a busy service to V8, however much it grew", () => {
+    const { memory, state } = settle(120 * MB);
+    state.rss = 400 * MB;
+    state.busy = 0.2;
+    memory.look();
+    expect(state.collected).toBe(0);
+    state.busy = 0.01;
+    memory.look();
+    expect(state.collected).toBe(1);
+  });
+});
