@@ -28,6 +28,12 @@ interface Connection {
   waiting: [IncomingMessage, ServerResponse][];
   /** When it last finished an answer (or connected), while it has none in progress. */
   idleSince: number | undefined;
+  /**
+   * Its client has sent a request while an answer was in progress: it does
+   * not wait for answers, so answers it never reads may sit in the kernel's
+   * buffers, where no stall shows. Idle, it is closed after the write stall.
+   */
+  pipelined: boolean;
   /** What the unsent-bytes guard calls as it closes. */
   unwatch: () => void;
 }
@@ -72,6 +78,8 @@ export function http1Connections(
   const pending = new Set<ServerResponse>();
   let draining = false;
   let drainSweep: NodeJS.Timeout | undefined;
+  let pipelineSweep: NodeJS.Timeout | undefined;
+  const writeStallMs = options.edge.writeStallMs;
 
   const isIdle = (conn: Connection) => {
     conn.idleSince = performance.now();
@@ -123,6 +131,23 @@ export function http1Connections(
       if (!conn.answering) return answer(conn, req, res);
       if (conn.waiting.length >= MAX_CONCURRENT_STREAMS) return conn.socket.destroy();
       conn.waiting.push([req, res]);
+      conn.pipelined = true;
+      // Every second while a pipelining client is connected: one idle for the
+      // write stall since its answers went out is ended, with a reset that
+      // drops what the kernel still holds for it.
+      pipelineSweep ??= setInterval(() => {
+        const now = performance.now();
+        let pipelining = 0;
+        for (const c of connections.values()) {
+          if (!c.pipelined) continue;
+          pipelining++;
+          if (c.idleSince !== undefined && now - c.idleSince >= writeStallMs) unsent.drop(c.socket);
+        }
+        if (pipelining === 0) {
+          clearInterval(pipelineSweep);
+          pipelineSweep = undefined;
+        }
+      }, 1000).unref();
     },
   );
   server.keepAliveTimeout = options.edge.keepAliveTimeoutMs;
@@ -132,6 +157,7 @@ export function http1Connections(
       answering: false,
       waiting: [],
       idleSince: undefined,
+      pipelined: false,
       unwatch: unsent.watchSocket(socket),
     };
     connections.set(socket, conn);
@@ -168,6 +194,7 @@ export function http1Connections(
     },
     stop() {
       clearInterval(drainSweep);
+      clearInterval(pipelineSweep);
       // Stops the connection-tracking timer; it never listened, so no error matters.
       server.close(() => {});
     },

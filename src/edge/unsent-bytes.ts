@@ -149,8 +149,7 @@ export class UnsentBytes {
       movedAt: performance.now(),
       stalled: false,
       destroyed: () => socket.destroyed,
-      // A reset: the kernel's copy of what the client never read goes too.
-      drop: () => ("encrypted" in socket ? socket.destroy() : socket.resetAndDestroy()),
+      drop: () => this.drop(socket),
     };
     this.#sockets.add(watch);
     this.#startSweep();
@@ -284,6 +283,12 @@ export class UnsentBytes {
     }
     watch.stalled = stalled;
     return ms;
+  }
+
+  /** Ends an HTTP/1.1 connection with a reset: the kernel's copy of what its client never read goes too. */
+  drop(socket: Socket): void {
+    if ("encrypted" in socket) socket.destroy();
+    else socket.resetAndDestroy();
   }
 
   #startSweep(): void {

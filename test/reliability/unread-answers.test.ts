@@ -66,4 +66,29 @@ describe("HTTP/1.1 answers a client never reads", () => {
     expect(served).toBeLessThan(PIPELINED / 2);
     expect(received).toBeLessThan(size * PIPELINED);
   });
+
+  it("10 pipelined requests whose answers all fit in the kernel's buffers, never read: the connection ends once idle for the write stall, not at the keep-alive limit", async () => {
+    const token = await svc.token("small-pipeliner");
+    const request = `GET /quizzes/${quiz.quizId} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\n\r\n`;
+    const socket = connect(Number(new URL(svc.baseUrl).port), "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.pause();
+    socket.write(request.repeat(10));
+    const t0 = performance.now();
+    // Reading only after the write stall and two sweeps: the service has ended it by then.
+    await sleep(WRITE_STALL_MS + 2500);
+    const ended = new Promise<string>((resolve) => {
+      socket.on("data", () => {});
+      socket.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? "error"));
+      socket.on("close", () => resolve("closed"));
+    });
+    socket.resume();
+    const how = await Promise.race([ended, sleep(3000).then(() => "still open")]);
+    socket.destroy();
+    reportFigures("unread pipelined answers in the kernel", {
+      how,
+      afterMs: Math.round(performance.now() - t0),
+    });
+    expect(how).not.toBe("still open");
+  });
 });
