@@ -67,6 +67,8 @@ export function practiceLinkLines(base: string, quizId: string, token: string): 
 
 /** What `npm start` prints on a development start (no JWT key set): where to go, and a token. */
 export function devBanner(o: {
+  /** The service's version (package.json). */
+  version: string;
   scrapePort: number;
   databaseUrl: string;
   port: number;
@@ -80,6 +82,7 @@ export function devBanner(o: {
   const hasQuizzes = o.quizIds.length > 0;
   return [
     "",
+    `practice-sessions ${o.version}`,
     `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
     `Metrics: http://127.0.0.1:${o.scrapePort}/metrics (METRICS_PORT)`,
     `Store: ${describeStore(o.databaseUrl)}`,

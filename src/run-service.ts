@@ -31,6 +31,7 @@ import {
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
+import { SERVICE_VERSION } from "./ops/version.js";
 import { waitForDatabase } from "./ops/wait-for-database.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
@@ -143,7 +144,10 @@ async function main() {
   );
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
-  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  logger.info(
+    { port: actualPort, tls: config.tls !== undefined, version: SERVICE_VERSION },
+    "listening",
+  );
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
   const relay = startRelay(config, database.db, logger, outboxMetrics);
@@ -152,6 +156,7 @@ async function main() {
     const token = await demoToken(jwt.secret);
     console.log(
       devBanner({
+        version: SERVICE_VERSION,
         scrapePort,
         databaseUrl: config.databaseUrl,
         port: actualPort,
