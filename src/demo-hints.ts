@@ -51,6 +51,9 @@ export function localBase(config: Pick<Config, "tls">, port: number): string {
   return `${config.tls ? "https" : "http"}://127.0.0.1:${port}`;
 }
 
+/** What a refused credential adds on a development start: how to get a token. */
+export const TOKEN_HINT = "in development, `npm run -s token -- alice` prints one";
+
 /** A development token for user 'demo', valid 30 days. */
 export function demoToken(secret: string): Promise<string> {
   return signToken(secret, "demo", { ttlSeconds: 30 * 86_400 });

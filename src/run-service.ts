@@ -11,7 +11,7 @@ import type { Db } from "./db/database.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
-import { demoToken, devBanner } from "./demo-hints.js";
+import { demoToken, devBanner, TOKEN_HINT } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { metricsListener } from "./edge/metrics-listener.js";
@@ -110,7 +110,8 @@ async function main() {
     trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
-    authenticator: createAuthenticator(jwt, systemClock),
+    // A development start says how to get a token in every refusal.
+    authenticator: createAuthenticator(jwt, systemClock, devMode ? { hint: TOKEN_HINT } : {}),
     logger,
     practicePage,
     rpcShortPath: config.rpcShortPath,

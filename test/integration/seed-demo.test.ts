@@ -148,6 +148,11 @@ it.runIf(testStore() === "mysql")(
         new RegExp(`^practice-sessions ${version.replaceAll(".", "\\.")}\nStart here: `, "m"),
       );
       expect(printed, out).toEqual({ DATABASE_URL: url, PORT: base?.[2], PRACTICE_PAGE: "off" });
+      // A development start: a refused call says how to get a token.
+      const refused = (await (await fetch(`${base?.[1]}/quizzes`)).json()) as { detail: string };
+      expect(refused.detail).toBe(
+        "no bearer token: send the header authorization: Bearer <token> (in development, `npm run -s token -- alice` prints one)",
+      );
       const token = /^ {2}export TOKEN=(\S+)$/m.exec(out)?.[1];
       // Run as printed: the command's settings, nothing else set.
       const seeded = await seed(cwd, printed.DATABASE_URL, printed);
