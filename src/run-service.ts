@@ -23,6 +23,7 @@ import { HealthMonitor } from "./ops/health.js";
 import { Metrics } from "./ops/metrics.js";
 import { projectRoot, requirePatches } from "./ops/patches-applied.js";
 import {
+  checkPortsFree,
   checkTlsFiles,
   flushLogSync,
   listenFailure,
@@ -62,6 +63,12 @@ async function main() {
     logger,
     forceAfterMs: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS,
   });
+
+  // A port another process holds stops the start before the database is touched.
+  await checkPortsFree(config.host, [
+    ["PORT", config.port],
+    ["METRICS_PORT", config.metricsPort],
+  ]);
 
   // loadConfig refuses a missing key in production; elsewhere use a dev secret.
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
