@@ -76,6 +76,15 @@ describe("a missed session", () => {
     expect(JSON.parse(started.body).data).toMatchObject({ mode: "missed", total_questions: 3 });
     const page = await w.sessions.listSessions(user, { quizId: quiz.quizId });
     expect(page.sessions.map((s) => s.mode)).toEqual(["missed", "full"]);
+    // Its completion says which round it was: a consumer keeps it apart from whole-quiz rounds.
+    await w.sessions.completeSession(user, missed.session.id);
+    const completed = await w.db
+      .selectFrom("practice_outbox")
+      .select("body")
+      .where("session_id", "=", missed.session.id)
+      .where("type", "=", "practice.session.completed")
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(completed.body).data).toMatchObject({ mode: "missed", total_questions: 3 });
   });
 
   it("records the question left unanswered as missed at completion, so it is due in spaced review two days later", async () => {
