@@ -24,7 +24,7 @@ const state = await runAverageScore(
     durable: process.env.CONSUMER_NAME ?? "average-score",
     stateFile: process.env.CONSUMER_STATE ?? "./data/average-score.json",
     onAverage: (user, mode, average, sessions) =>
-      console.log(`${user}, ${mode} rounds: average ${average.toFixed(1)}% over ${sessions}`),
+      console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} ${mode} session(s)`),
     onWaitingForStream: (stream) =>
       console.log(
         `waiting for the stream ${stream}: the service creates it when it starts with NATS_URL set`,

@@ -140,13 +140,23 @@ function startConsumer(on: NatsTarget, name: string) {
 }
 
 describe.skipIf(!natsUp)("npm run example:consumer", () => {
-  it("says when it is connected, before any event arrives, and stops on Ctrl-C", async () => {
+  it("says when it is connected, before any event arrives, prints each completion's average per mode, and stops on Ctrl-C", async () => {
     await publishCompleted([]);
     const { child, output } = startConsumer(target, "average-score-connected");
     try {
       await expect
         .poll(output, { timeout: 30_000 })
         .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(\d+ waiting\);/m);
+      // Each completion prints its user's average over the rounds of its mode.
+      await publishCompleted([
+        ["cat", 1],
+        ["cat", 4, "missed"],
+      ]);
+      await expect
+        .poll(output, { timeout: 30_000 })
+        .toMatch(
+          /^cat: average 25\.0% over 1 full session\(s\)\ncat: average 100\.0% over 1 missed session\(s\)$/m,
+        );
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");
       await exited;
