@@ -68,7 +68,7 @@ export type RefusalReason = keyof typeof REFUSALS;
 export function refusals(hint?: string): (reason: RefusalReason) => ConnectError {
   const words = new Map<RefusalReason, readonly [ChallengeError, string]>();
   for (const [reason, [code, text]] of Object.entries(REFUSALS)) {
-    words.set(reason as RefusalReason, [code, hint === undefined ? text : `${text} (${hint})`]);
+    words.set(reason as RefusalReason, [code, hint === undefined ? text : `${text}; ${hint}`]);
   }
   return (reason) => {
     const [code, description] = words.get(reason) ?? REFUSALS.unverifiable;

@@ -239,7 +239,7 @@ describe("authentication", () => {
       const res = await dev.rest(null, "GET", `/quizzes/${quiz.quizId}/sessions`);
       const { detail } = (await res.json()) as { detail: string };
       expect(detail).toBe(
-        "no bearer token: send the header authorization: Bearer <token> (in development, `npm run -s token -- alice` prints one)",
+        "no bearer token: send the header authorization: Bearer <token>; in development, `npm run -s token -- alice` prints one",
       );
       expect(res.headers.get("www-authenticate")).toBe(
         `Bearer error="invalid_request", error_description="${detail}"`,

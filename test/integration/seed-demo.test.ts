@@ -151,7 +151,7 @@ it.runIf(testStore() === "mysql")(
       // A development start: a refused call says how to get a token.
       const refused = (await (await fetch(`${base?.[1]}/quizzes`)).json()) as { detail: string };
       expect(refused.detail).toBe(
-        "no bearer token: send the header authorization: Bearer <token> (in development, `npm run -s token -- alice` prints one)",
+        "no bearer token: send the header authorization: Bearer <token>; in development, `npm run -s token -- alice` prints one",
       );
       const token = /^ {2}export TOKEN=(\S+)$/m.exec(out)?.[1];
       // Run as printed: the command's settings, nothing else set.
