@@ -3,6 +3,7 @@ import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
 import type { JwtConfig } from "../config.js";
 import type { Clock } from "../domain/clock.js";
 import { type RefusalReason, refusalOfJose, refusals } from "./refusals.js";
+import { IAT_LEEWAY_SECONDS, MAX_HEADER_LENGTH, MAX_SUBJECT_LENGTH } from "./token-limits.js";
 
 /** Turns an `authorization` header value into the caller's user id. */
 export interface Authenticator {
@@ -10,14 +11,8 @@ export interface Authenticator {
   authenticate(authorization: string | null | undefined): Promise<string>;
 }
 
-/** Longest `authorization` value looked at; longer ones are refused unread. */
-const MAX_HEADER_LENGTH = 8192;
-/** Longest user id, in code points: practice_sessions.user_id is VARCHAR(255) in utf8mb4. */
-export const MAX_SUBJECT_LENGTH = 255;
 /** Verified tokens remembered at most. */
 const CACHE_SIZE = 10_000;
-/** How far ahead of the service's clock a token's `iat` may be (another machine's clock). */
-const IAT_LEEWAY_SECONDS = 60;
 
 type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
 

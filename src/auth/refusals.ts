@@ -1,5 +1,6 @@
 import type { ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
+import { IAT_LEEWAY_SECONDS, MAX_HEADER_LENGTH, MAX_SUBJECT_LENGTH } from "./token-limits.js";
 
 /**
  * Why a credential is refused, each with RFC 6750's error code and the words
@@ -14,7 +15,10 @@ const REFUSALS = {
     "invalid_request",
     "the authorization header is not a bearer token: send authorization: Bearer <token>",
   ],
-  tooLong: ["invalid_token", "bearer token is too long (more than 8192 characters)"],
+  tooLong: [
+    "invalid_token",
+    `bearer token is too long (more than ${MAX_HEADER_LENGTH} characters)`,
+  ],
   notJwt: [
     "invalid_token",
     "bearer token is not a JWT (a signed JWS: three base64url parts joined by dots)",
@@ -39,7 +43,7 @@ const REFUSALS = {
   expired: ["invalid_token", "bearer token expired: get a new token"],
   notYetValid: [
     "invalid_token",
-    "bearer token is not valid yet: its nbf, or its iat more than 60 s ahead, is in the future",
+    `bearer token is not valid yet: its nbf, or its iat more than ${IAT_LEEWAY_SECONDS} s ahead, is in the future`,
   ],
   issuer: ["invalid_token", "bearer token's issuer (iss) is not the one this service accepts"],
   audience: ["invalid_token", "bearer token's audience (aud) is not this service"],
@@ -47,7 +51,7 @@ const REFUSALS = {
   noSub: ["invalid_token", "bearer token has no sub claim: it names no user"],
   subject: [
     "invalid_token",
-    "bearer token's sub is not a user id (1 to 255 characters of well-formed Unicode)",
+    `bearer token's sub is not a user id (1 to ${MAX_SUBJECT_LENGTH} characters of well-formed Unicode)`,
   ],
   control: [
     "invalid_token",
@@ -66,13 +70,9 @@ export type RefusalReason = keyof typeof REFUSALS;
  * `hint` (development: how to get a token) added to every description.
  */
 export function refusals(hint?: string): (reason: RefusalReason) => ConnectError {
-  const words = new Map<RefusalReason, readonly [ChallengeError, string]>();
-  for (const [reason, [code, text]] of Object.entries(REFUSALS)) {
-    words.set(reason as RefusalReason, [code, hint === undefined ? text : `${text}; ${hint}`]);
-  }
   return (reason) => {
-    const [code, description] = words.get(reason) ?? REFUSALS.unverifiable;
-    return errors.tokenRefused(code, description);
+    const [code, text] = REFUSALS[reason];
+    return errors.tokenRefused(code, hint === undefined ? text : `${text}; ${hint}`);
   };
 }
 
