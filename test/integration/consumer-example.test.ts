@@ -116,17 +116,16 @@ describe.skipIf(!natsUp)("the average-score consumer example", () => {
   });
 });
 
-/** `npm run example:consumer` on `on`'s stream, its output (stdout and stderr) gathered. */
-function startConsumer(on: NatsTarget, name: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
+/** An example of examples/consumer/ run on `on`'s stream, its output (stdout and stderr) gathered. */
+function startExample(script: string, on: NatsTarget, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", `examples/consumer/${script}`], {
     cwd: REPO,
     env: {
       ...process.env,
       NATS_URL: testNatsUrl(),
       NATS_STREAM: on.stream,
       NATS_SUBJECT_PREFIX: on.subjectPrefix,
-      CONSUMER_NAME: name,
-      CONSUMER_STATE: join(dir, `${name}.json`),
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -138,6 +137,10 @@ function startConsumer(on: NatsTarget, name: string) {
   child.stderr.on("data", gather);
   return { child, output: () => out };
 }
+
+/** `npm run example:consumer` on `on`'s stream, as the durable consumer `name`. */
+const startConsumer = (on: NatsTarget, name: string) =>
+  startExample("main.ts", on, { CONSUMER_NAME: name, CONSUMER_STATE: join(dir, `${name}.json`) });
 
 describe.skipIf(!natsUp)("npm run example:consumer", () => {
   it("says when it is connected, before any event arrives, prints each completion's average per mode, and stops on Ctrl-C", async () => {
@@ -192,26 +195,10 @@ describe.skipIf(!natsUp)("npm run example:events", () => {
     const watched = uniqueTarget();
     const nc = await connect({ servers: testNatsUrl() });
     await ensureStream(nc, watched).finally(() => nc.close());
-    const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/watch.ts"], {
-      cwd: REPO,
-      env: {
-        ...process.env,
-        NATS_URL: testNatsUrl(),
-        NATS_STREAM: watched.stream,
-        NATS_SUBJECT_PREFIX: watched.subjectPrefix,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      out += d;
-    });
+    const { child, output } = startExample("watch.ts", watched);
     try {
       await expect
-        .poll(() => out, { timeout: 30_000 })
+        .poll(output, { timeout: 30_000 })
         .toMatch(/^watching \S+\.> on the stream \S+, from now on \(Ctrl-C to stop\)$/m);
       const summary = {
         id: uuidv7(),
@@ -242,8 +229,8 @@ describe.skipIf(!natsUp)("npm run example:events", () => {
       } finally {
         await pub.close();
       }
-      await expect.poll(() => out, { timeout: 30_000 }).toMatch(/^practice\.answer\.submitted /m);
-      const lines = out.trim().split("\n").slice(1);
+      await expect.poll(output, { timeout: 30_000 }).toMatch(/^practice\.answer\.submitted /m);
+      const lines = output().trim().split("\n").slice(1);
       expect(lines.map((l) => l.split(" ")[0])).toEqual([
         "practice.session.started",
         "practice.answer.submitted",
