@@ -12,7 +12,8 @@ export default defineConfig(async () => {
   return {
     test: {
       include: ["test/chaos/**/*.chaos.ts"],
-      env: { TEST_STORE: "mysql" },
+      // Every file reports what it measured (test/support/reliability.ts reportFigures).
+      env: { TEST_STORE: "mysql", TEST_FIGURES: process.env.TEST_FIGURES ?? "1" },
       pool: "forks" as const,
       maxWorkers: 1,
       testTimeout: 180_000,

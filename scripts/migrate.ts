@@ -1,7 +1,7 @@
 /** Creates the configured database if missing and applies pending migrations. */
 // First: refuses a Node too old before anything native loads.
 import "../src/ops/node-version.js";
-import { type Config, loadConfig } from "../src/config.js";
+import { type Config, DEFAULT_DATABASE_URL, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { runEntry } from "../src/ops/startup-errors.js";
@@ -11,7 +11,9 @@ let config: Config | undefined;
 runEntry(
   async () => {
     config = loadConfig();
-    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs, {
+      createFolder: config.databaseUrl === DEFAULT_DATABASE_URL,
+    });
     const { db, close } = openDatabase({
       url: config.databaseUrl,
       poolSize: 1,

@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from "node:http";
 import { pino } from "pino";
-import { type Config, loadConfig } from "../src/config.js";
+import { type Config, DEFAULT_DATABASE_URL, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { OutboxRelay } from "../src/events/relay.js";
@@ -30,7 +30,9 @@ runEntry(
         "configuration error: set NATS_URL (for example nats://127.0.0.1:4222)",
       );
     }
-    await createDatabaseIfMissing(loaded.databaseUrl, loaded.dbConnectTimeoutMs);
+    await createDatabaseIfMissing(loaded.databaseUrl, loaded.dbConnectTimeoutMs, {
+      createFolder: loaded.databaseUrl === DEFAULT_DATABASE_URL,
+    });
     const database = openDatabase({
       url: loaded.databaseUrl,
       poolSize: 2,

@@ -8,7 +8,7 @@
 // First: refuses a Node too old before anything native loads.
 import "../src/ops/node-version.js";
 import { devSecret } from "../src/auth/tokens.js";
-import { type Config, DEFAULT_PORT, loadConfig } from "../src/config.js";
+import { type Config, DEFAULT_DATABASE_URL, DEFAULT_PORT, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/connect.js";
 import { ensureDemoContent } from "../src/db/demo-content.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -21,7 +21,9 @@ runEntry(
   async () => {
     config = loadConfig();
     const store = describeStore(config.databaseUrl);
-    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs);
+    await createDatabaseIfMissing(config.databaseUrl, config.dbConnectTimeoutMs, {
+      createFolder: config.databaseUrl === DEFAULT_DATABASE_URL,
+    });
     const { db, close } = openDatabase({
       url: config.databaseUrl,
       poolSize: 1,

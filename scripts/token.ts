@@ -5,7 +5,8 @@
  */
 // First: refuses a Node too old before anything native loads.
 import "../src/ops/node-version.js";
-import { isUserId, MAX_SUBJECT_LENGTH } from "../src/auth/authenticator.js";
+import { isUserId } from "../src/auth/authenticator.js";
+import { MAX_SUBJECT_LENGTH } from "../src/auth/token-limits.js";
 import { devSecret, signToken } from "../src/auth/tokens.js";
 import { loadConfig } from "../src/config.js";
 import { runEntry, StartupError } from "../src/ops/startup-errors.js";

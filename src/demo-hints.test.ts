@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seedDemoCommand } from "./demo-hints.js";
+import { devBanner, seedDemoCommand } from "./demo-hints.js";
 
 describe("seedDemoCommand", () => {
   it("is the plain command for the default store, and names any other DATABASE_URL", () => {
@@ -31,5 +31,24 @@ describe("seedDemoCommand", () => {
     expect(seedDemoCommand({ databaseUrl: "mysql://app:s3cret@db:3306/practice" })).toBe(
       "DATABASE_URL='mysql://app:****@db:3306/practice' npm run seed:demo",
     );
+  });
+});
+
+describe("devBanner", () => {
+  it("opens with the service's version, then where to start", () => {
+    const lines = devBanner({
+      version: "9.8.7",
+      scrapePort: 9464,
+      databaseUrl: "sqlite:./data/practice.db",
+      port: 8080,
+      tls: undefined,
+      quizIds: ["1"],
+      token: "eyJ.x.y",
+      practicePage: true,
+    }).split("\n");
+    expect(lines.slice(1, 3)).toEqual([
+      "practice-sessions 9.8.7",
+      "Start here: http://127.0.0.1:8080/ (where to go next: the API document, health, the docs)",
+    ]);
   });
 });

@@ -51,6 +51,9 @@ export function localBase(config: Pick<Config, "tls">, port: number): string {
   return `${config.tls ? "https" : "http"}://127.0.0.1:${port}`;
 }
 
+/** What a refused credential adds on a development start: how to get a token. */
+export const TOKEN_HINT = "in development, `npm run -s token -- alice` prints one";
+
 /** A development token for user 'demo', valid 30 days. */
 export function demoToken(secret: string): Promise<string> {
   return signToken(secret, "demo", { ttlSeconds: 30 * 86_400 });
@@ -67,6 +70,8 @@ export function practiceLinkLines(base: string, quizId: string, token: string): 
 
 /** What `npm start` prints on a development start (no JWT key set): where to go, and a token. */
 export function devBanner(o: {
+  /** The service's version (package.json). */
+  version: string;
   scrapePort: number;
   databaseUrl: string;
   port: number;
@@ -80,6 +85,7 @@ export function devBanner(o: {
   const hasQuizzes = o.quizIds.length > 0;
   return [
     "",
+    `practice-sessions ${o.version}`,
     `Start here: ${base}/ (where to go next: the API document, health, the docs)`,
     `Metrics: http://127.0.0.1:${o.scrapePort}/metrics (METRICS_PORT)`,
     `Store: ${describeStore(o.databaseUrl)}`,

@@ -11,7 +11,7 @@ import type { Db } from "./db/database.js";
 import { insertDemoContent, liveQuizIds } from "./db/demo-content.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { type ReadRouting, ReplicaReads } from "./db/read-routing.js";
-import { demoToken, devBanner } from "./demo-hints.js";
+import { demoToken, devBanner, TOKEN_HINT } from "./demo-hints.js";
 import { systemClock } from "./domain/clock.js";
 import { databaseLimits } from "./edge/call-limits.js";
 import { metricsListener } from "./edge/metrics-listener.js";
@@ -24,6 +24,7 @@ import { MemorySettle } from "./ops/memory-settle.js";
 import { Metrics, watchMemory } from "./ops/metrics.js";
 import { projectRoot, requirePatches } from "./ops/patches-applied.js";
 import {
+  checkPortsFree,
   checkTlsFiles,
   flushLogSync,
   listenFailure,
@@ -32,6 +33,7 @@ import {
 } from "./ops/startup-errors.js";
 import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
+import { SERVICE_VERSION } from "./ops/version.js";
 import { waitForDatabase } from "./ops/wait-for-database.js";
 import { buildServer } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
@@ -62,6 +64,12 @@ async function main() {
     logger,
     forceAfterMs: config.shutdownTimeoutMs + SHUTDOWN_MARGIN_MS,
   });
+
+  // A port another process holds stops the start before the database is touched.
+  await checkPortsFree(config.host, [
+    ["PORT", config.port],
+    ["METRICS_PORT", config.metricsPort],
+  ]);
 
   // loadConfig refuses a missing key in production; elsewhere use a dev secret.
   const devMode = !config.jwt.secret && !config.jwt.publicKeyPem && !config.jwt.jwksUrl;
@@ -110,7 +118,8 @@ async function main() {
     trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     clock: systemClock,
-    authenticator: createAuthenticator(jwt, systemClock),
+    // A development start says how to get a token in every refusal.
+    authenticator: createAuthenticator(jwt, systemClock, devMode ? { hint: TOKEN_HINT } : {}),
     logger,
     practicePage,
     rpcShortPath: config.rpcShortPath,
@@ -144,7 +153,10 @@ async function main() {
   );
   const scrapeAddress = scrape.address();
   const scrapePort = typeof scrapeAddress === "object" && scrapeAddress ? scrapeAddress.port : 0;
-  logger.info({ port: actualPort, tls: config.tls !== undefined }, "listening");
+  logger.info(
+    { port: actualPort, tls: config.tls !== undefined, version: SERVICE_VERSION },
+    "listening",
+  );
   logger.info({ port: scrapePort }, "metrics listening (GET /metrics, /healthz, /readyz)");
 
   const relay = startRelay(config, database.db, logger, outboxMetrics);
@@ -157,6 +169,7 @@ async function main() {
     const token = await demoToken(jwt.secret);
     console.log(
       devBanner({
+        version: SERVICE_VERSION,
         scrapePort,
         databaseUrl: config.databaseUrl,
         port: actualPort,

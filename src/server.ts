@@ -54,6 +54,7 @@ import { reflectionRegistry, reflectionServices } from "./ops/reflection-service
 import { RefusalPace } from "./ops/refusal-pace.js";
 import { observeRequests, RequestLog, requestId } from "./ops/request-log.js";
 import { traceRequests } from "./ops/trace-requests.js";
+import { SERVICE_VERSION } from "./ops/version.js";
 import { MethodNotAllowed, routeMethods } from "./rest/method-not-allowed.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
@@ -289,7 +290,10 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     });
   }
   await app.register(openApiRoute);
-  await app.register(homePageRoutes, { practicePage: deps.practicePage !== undefined });
+  await app.register(homePageRoutes, {
+    practicePage: deps.practicePage !== undefined,
+    version: SERVICE_VERSION,
+  });
   if (deps.practicePage) {
     await app.register(practicePageRoutes, {
       files: deps.practicePage,

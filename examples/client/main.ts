@@ -1,7 +1,9 @@
 /**
  * A client of the service from TypeScript: the REST half with fetch, the
  * Connect half with typed clients generated from proto/ (gen/). Prints each
- * call and its answer. Nothing depends on the current folder.
+ * call and its answer. It completes the session it answers, so that it
+ * leaves no round open: run again, it prints the same. Nothing depends on
+ * the current folder.
  *
  *   TOKEN=... npm run example:client                 # from the repository
  *   TOKEN=... npm --prefix /path/to/repo run example:client   # from any folder
@@ -15,7 +17,11 @@ import {
   createGrpcTransport,
   createGrpcWebTransport,
 } from "@connectrpc/connect-node";
-import { PracticeSessionService } from "../../gen/practice/v1/practice_session_service_pb.js";
+import {
+  type PracticeSession,
+  PracticeSessionService,
+  SessionMode,
+} from "../../gen/practice/v1/practice_session_service_pb.js";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 
 const baseUrl = process.env.BASE_URL ?? "http://127.0.0.1:8080";
@@ -73,6 +79,7 @@ async function connect() {
   const { session, created, questions } = await sessions.startSession({ quizId }, { headers });
   console.log(
     `${label} StartSession(${quizId}) -> ${created ? "created" : "resumed"} session ${session?.id}`,
+    session ? `(${kind(session)})` : "",
   );
   // A resumed session may hold only some of the quiz (a review, or what was
   // missed): answer its first question still open.
@@ -92,18 +99,40 @@ async function connect() {
       console.log(`${label} SubmitAnswer("${open.prompt}", "Paris") -> ${describe(err)}`);
     }
   }
-  const page = await sessions.listSessions({ quizId, limit: 5 }, { headers });
+  if (session) {
+    // Done: no round is left open, and the next run starts a new one.
+    const { session: done } = await sessions.completeSession(
+      { sessionId: session.id },
+      { headers },
+    );
+    console.log(
+      `${label} CompleteSession(${session.id}) -> ${done?.correctAnswers} of ${done?.totalQuestions} right: ${done?.scorePercentage}%`,
+    );
+  }
+  const page = await sessions.listSessions({ quizId, limit: 1 }, { headers });
+  const newest = page.sessions[0];
   console.log(
-    `${label} ListSessions(${quizId}) -> ${page.sessions.length} session(s):`,
-    page.sessions
-      .map((s) => `${s.id} ${s.completedAt ? `${s.scorePercentage}%` : "in progress"}`)
-      .join(", "),
+    `${label} ListSessions(${quizId}) -> newest first:`,
+    newest
+      ? `${newest.id} ${newest.completedAt ? `${newest.scorePercentage}%` : "in progress"}`
+      : "none",
   );
   try {
     await quizzes.getQuiz({ quizId: "999999" }, { headers });
   } catch (err) {
     console.log(`${label} GetQuiz(999999) -> ${describe(err)}`);
   }
+}
+
+/** A session's mode and size: a resumed review or missed round holds only some of the quiz. */
+function kind(session: PracticeSession): string {
+  const mode =
+    session.mode === SessionMode.REVIEW
+      ? "review"
+      : session.mode === SessionMode.MISSED
+        ? "missed"
+        : "full";
+  return `${mode}, ${session.totalQuestions} questions`;
 }
 
 function describe(err: unknown): string {

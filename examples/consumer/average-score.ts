@@ -15,9 +15,12 @@ import { propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 
 /**
  * A durable JetStream consumer of `practice.session.completed` that keeps a
- * running average score per user. The totals and the last applied stream
- * sequence are saved together, atomically, before the ack: an event
- * redelivered after a crash is not above the saved sequence and is skipped.
+ * running average score per user and kind of round (`mode`: the whole quiz,
+ * a review of what is due, or what the last round missed, which are a few
+ * hard questions and not progress on the quiz). The totals and the last
+ * applied stream sequence are saved together, atomically, before the ack:
+ * an event redelivered after a crash is not above the saved sequence and is
+ * skipped.
  */
 
 export interface AverageScoreOptions {
@@ -31,8 +34,8 @@ export interface AverageScoreOptions {
   durable: string;
   /** Where the totals are kept across restarts. */
   stateFile: string;
-  /** Called after each event applied. */
-  onAverage?: (userId: string, average: number, sessions: number) => void;
+  /** Called after each event applied: the user's average over their rounds of that mode. */
+  onAverage?: (userId: string, mode: string, average: number, sessions: number) => void;
   /** Called once if the stream is not there yet (the service creates it on its first start). */
   onWaitingForStream?: (stream: string) => void;
   /** Called once consuming: the subject, and how many of its events wait to be read. */
@@ -46,7 +49,8 @@ export interface AverageScoreOptions {
 export interface AverageScoreState {
   /** Stream sequence of the last event applied. */
   lastSeq: number;
-  users: Record<string, { sessions: number; totalScore: number }>;
+  /** By user, then by mode ("full", "review", "missed"). */
+  users: Record<string, Record<string, { sessions: number; totalScore: number }>>;
 }
 
 /** The data of a `practice.session.completed` CloudEvent (proto/practice/v1/events.proto). */
@@ -56,7 +60,8 @@ interface SessionCompletedEvent {
   /** CloudEvents Distributed Tracing extension: the producer's context. */
   traceparent?: string;
   tracestate?: string;
-  data: { user_id: string; session_id: string; score_percentage: number };
+  /** `mode` is absent from events published before it was added: whole-quiz rounds then. */
+  data: { user_id: string; session_id: string; score_percentage: number; mode?: string };
 }
 
 const tracer = trace.getTracer("average-score");
@@ -156,13 +161,16 @@ export async function runAverageScore(
         propagation.extract(ROOT_CONTEXT, traceFields(m, event)),
       );
       if (seq > state.lastSeq) {
-        const user = state.users[event.data.user_id] ?? { sessions: 0, totalScore: 0 };
-        state.users[event.data.user_id] = user;
-        user.sessions += 1;
-        user.totalScore += event.data.score_percentage;
+        const { user_id: userId, mode = "full", score_percentage: score } = event.data;
+        const byMode = state.users[userId] ?? {};
+        state.users[userId] = byMode;
+        const totals = byMode[mode] ?? { sessions: 0, totalScore: 0 };
+        byMode[mode] = totals;
+        totals.sessions += 1;
+        totals.totalScore += score;
         state.lastSeq = seq;
         saveState(options.stateFile, state);
-        options.onAverage?.(event.data.user_id, user.totalScore / user.sessions, user.sessions);
+        options.onAverage?.(userId, mode, totals.totalScore / totals.sessions, totals.sessions);
         if (options.crashBeforeAck?.(seq)) {
           span.end();
           break;

@@ -3,8 +3,8 @@ import { runAverageScore } from "./average-score.js";
 import { startTracing } from "./tracing.js";
 
 /**
- * `npm run example:consumer`: prints each user's running average score as
- * sessions complete. NATS_URL, NATS_STREAM and NATS_SUBJECT_PREFIX as for the
+ * `npm run example:consumer`: prints each user's running average score, per
+ * mode of round (full, review, missed), as sessions complete. NATS_URL, NATS_STREAM and NATS_SUBJECT_PREFIX as for the
  * service; CONSUMER_NAME (default average-score) and CONSUMER_STATE (default
  * ./data/average-score.json); the OTEL_* variables for traces (tracing.ts). Stop it with Ctrl-C; start it again: it goes on
  * where it stopped, counting nothing twice.
@@ -23,16 +23,16 @@ const state = await runAverageScore(
     subjectPrefix: process.env.NATS_SUBJECT_PREFIX ?? "practice",
     durable: process.env.CONSUMER_NAME ?? "average-score",
     stateFile: process.env.CONSUMER_STATE ?? "./data/average-score.json",
-    onAverage: (user, average, sessions) =>
-      console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} session(s)`),
+    onAverage: (user, mode, average, sessions) =>
+      console.log(`${user}: average ${average.toFixed(1)}% over ${sessions} ${mode} session(s)`),
     onWaitingForStream: (stream) =>
       console.log(
         `waiting for the stream ${stream}: the service creates it when it starts with NATS_URL set`,
       ),
     onConnected: (subject, waiting) =>
       console.log(
-        `connected to NATS: consuming ${subject} (${waiting} waiting); ` +
-          "each completed session prints its user's average (Ctrl-C to stop)",
+        `connected to NATS: consuming ${subject} (${waiting} waiting); each completed session ` +
+          "prints its user's average over the rounds of its mode: full, review or missed (Ctrl-C to stop)",
       ),
   },
   stop.signal,

@@ -2,7 +2,8 @@
 
 The messages come from the service's own schema, compiled by the `buf` the
 repository ships (`npx buf build`) into a descriptor set on first run. Prints
-each call and its answer; runs from any folder.
+each call and its answer; runs from any folder. It completes the session it
+answers, so that it leaves no round open: run again, it prints the same.
 
     TOKEN=... /usr/bin/python3 examples/python/client.py
 
@@ -77,7 +78,13 @@ try:
         quiz_id=QUIZ_ID,
     )
     state = "created" if started.created else "resumed"
-    print(f"StartSession({QUIZ_ID}) -> {state} session {started.session.id}")
+    # A resumed review or missed round holds only some of the quiz: say which it is.
+    modes = started.session.DESCRIPTOR.fields_by_name["mode"].enum_type.values_by_number
+    mode = modes[started.session.mode].name.removeprefix("SESSION_MODE_").lower()
+    print(
+        f"StartSession({QUIZ_ID}) -> {state} session {started.session.id}"
+        f" ({mode}, {started.session.total_questions} questions)"
+    )
     # A resumed session may hold only some of the quiz (a review, or what was
     # missed): answer its first question still open.
     done = {a.question_id for a in started.session.answers}
@@ -93,11 +100,25 @@ try:
             print(f'SubmitAnswer("{first.prompt}", "Paris") -> {verdict}')
         except grpc.RpcError as err:
             print(f'SubmitAnswer("{first.prompt}", "Paris") -> {err.code().name}: {err.details()}')
+    # Done: no round is left open, and the next run starts a new one.
+    done = call(
+        "PracticeSessionService", "CompleteSession", "CompleteSessionRequest",
+        "CompleteSessionResponse", session_id=started.session.id,
+    ).session
+    print(
+        f"CompleteSession({started.session.id}) -> {done.correct_answers} of"
+        f" {done.total_questions} right: {done.score_percentage}%"
+    )
     page = call(
         "PracticeSessionService", "ListSessions", "ListSessionsRequest", "ListSessionsResponse",
-        quiz_id=QUIZ_ID, limit=5,
+        quiz_id=QUIZ_ID, limit=1,
     )
-    print(f"ListSessions({QUIZ_ID}) -> {len(page.sessions)} session(s)")
+    newest = page.sessions[0] if page.sessions else None
+    shown = "none" if newest is None else (
+        f"{newest.id} {newest.score_percentage}%" if newest.HasField("completed_at")
+        else f"{newest.id} in progress"
+    )
+    print(f"ListSessions({QUIZ_ID}) -> newest first: {shown}")
     try:
         call("QuizService", "GetQuiz", "GetQuizRequest", "GetQuizResponse", quiz_id="999999")
     except grpc.RpcError as err:

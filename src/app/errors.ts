@@ -6,10 +6,6 @@ import type { Answer } from "../domain/session.js";
  * `ConnectError`s: every transport speaks Connect's codes (REST maps them to
  * HTTP). Messages are fixed strings that never echo input, so nothing leaks.
  */
-/** RFC 6750's challenge for an expired access token. */
-export const TOKEN_EXPIRED_CHALLENGE =
-  'Bearer error="invalid_token", error_description="The access token expired"';
-
 export const errors = {
   /** Quiz missing, soft-deleted, under a soft-deleted study guide, or not a quiz id. */
   quizNotFound: () => new ConnectError("quiz not found", Code.NotFound),
@@ -37,18 +33,19 @@ export const errors = {
   invalidArgument: (message: string) => new ConnectError(message, Code.InvalidArgument),
   unauthenticated: (message = "missing or invalid bearer token") =>
     new ConnectError(message, Code.Unauthenticated),
-  /** An authentic token whose `sub` no user id may hold (a control or bidi control character). */
-  subjectNotAccepted: () =>
+  /**
+   * A credential refused (auth/refusals.ts), with RFC 6750's challenge, sent as
+   * WWW-Authenticate (REST, Connect) or metadata (gRPC, gRPC-Web). `description`
+   * is printable ASCII without a double quote or a backslash (RFC 6750's
+   * error_description), so it goes in the quoted string as it is.
+   */
+  tokenRefused: (error: "invalid_request" | "invalid_token", description: string) =>
     new ConnectError(
-      "bearer token's sub holds a control character (C0, C1 or a bidi control): not a user id",
+      description,
       Code.Unauthenticated,
-    ),
-  /** An authentic token past its `exp`, with RFC 6750's challenge for WWW-Authenticate. */
-  tokenExpired: () =>
-    new ConnectError(
-      "bearer token expired: get a new token",
-      Code.Unauthenticated,
-      new Headers({ "www-authenticate": TOKEN_EXPIRED_CHALLENGE }),
+      new Headers({
+        "www-authenticate": `Bearer error="${error}", error_description="${description}"`,
+      }),
     ),
   unavailable: (cause?: unknown) =>
     new ConnectError(

@@ -1,3 +1,4 @@
+import { ConnectError } from "@connectrpc/connect";
 import * as jose from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { FakeClock } from "../domain/clock.js";
@@ -37,5 +38,47 @@ describe("the authenticator", () => {
     expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill("rejected"));
     await expect(auth.authenticate(`Bearer ${forged}`)).rejects.toThrow();
     expect(verify).toHaveBeenCalledTimes(2);
+  });
+
+  it("refuses what is no bearer JWT at all without verifying anything: refusals stay cheap", async () => {
+    const auth = createAuthenticator({ secret: SECRET }, new FakeClock(new Date()));
+    const verify = vi.mocked(jose.jwtVerify);
+    verify.mockClear();
+    const said = [];
+    for (const header of [
+      undefined,
+      "",
+      "Bearer",
+      "Bearer  ",
+      "Basic YTpi",
+      "Bearer a b",
+      "Bearer a+b/c=",
+    ]) {
+      said.push(await auth.authenticate(header).catch((e: ConnectError) => e.rawMessage));
+    }
+    expect(said).toEqual([
+      "no bearer token: send the header authorization: Bearer <token>",
+      "no bearer token: send the header authorization: Bearer <token>",
+      "no bearer token: send the header authorization: Bearer <token>",
+      "no bearer token: send the header authorization: Bearer <token>",
+      "the authorization header is not a bearer token: send authorization: Bearer <token>",
+      "bearer token is not a JWT (a signed JWS: three base64url parts joined by dots)",
+      "bearer token is not a JWT (a signed JWS: three base64url parts joined by dots)",
+    ]);
+    expect(verify).not.toHaveBeenCalled();
+  });
+
+  it("refuses an iat more than 60 s ahead as not yet valid, and takes one less far ahead", async () => {
+    const clock = new FakeClock(new Date());
+    const auth = createAuthenticator({ secret: SECRET }, clock);
+    const ahead = (seconds: number) =>
+      signToken(SECRET, "early", { now: new Date(clock.now().getTime() + seconds * 1000) });
+    const refused = await auth.authenticate(`Bearer ${await ahead(61)}`).catch((e) => e);
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).rawMessage).toMatch(/^bearer token is not valid yet: /);
+    expect((refused as ConnectError).metadata.get("www-authenticate")).toMatch(
+      /^Bearer error="invalid_token", error_description="bearer token is not valid yet: /,
+    );
+    await expect(auth.authenticate(`Bearer ${await ahead(59)}`)).resolves.toBe("early");
   });
 });

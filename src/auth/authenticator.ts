@@ -1,9 +1,9 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
-import { ConnectError } from "@connectrpc/connect";
 import { createRemoteJWKSet, type JWTVerifyGetKey, jwtVerify } from "jose";
-import { errors } from "../app/errors.js";
 import type { JwtConfig } from "../config.js";
 import type { Clock } from "../domain/clock.js";
+import { type RefusalReason, refusalOfJose, refusals } from "./refusals.js";
+import { IAT_LEEWAY_SECONDS, MAX_HEADER_LENGTH, MAX_SUBJECT_LENGTH } from "./token-limits.js";
 
 /** Turns an `authorization` header value into the caller's user id. */
 export interface Authenticator {
@@ -11,55 +11,75 @@ export interface Authenticator {
   authenticate(authorization: string | null | undefined): Promise<string>;
 }
 
-/** Longest `authorization` value looked at; longer ones are refused unread. */
-const MAX_HEADER_LENGTH = 8192;
-/** Longest user id, in code points: practice_sessions.user_id is VARCHAR(255) in utf8mb4. */
-export const MAX_SUBJECT_LENGTH = 255;
 /** Verified tokens remembered at most. */
 const CACHE_SIZE = 10_000;
 
 type Key = Uint8Array | KeyObject | JWTVerifyGetKey;
 
+export interface AuthenticatorOptions {
+  /** Added to every refusal's words: how to get a token (development). */
+  hint?: string;
+}
+
+/** A refusal for a reason of its own (refusals.ts), thrown inside verification. */
+class Refused extends Error {
+  constructor(readonly reason: RefusalReason) {
+    super(reason);
+  }
+}
+
 /**
  * Verifies `Bearer` JWTs with jose (HS256 secret, or RS256/ES256 PEM key or
- * JWKS URL); `alg: none`, a mismatched algorithm, a bad signature, bad times,
- * issuer or audience, and a missing `exp` or `sub` are refused. Verification
- * dominates a request's CPU, so verified tokens are cached (bounded, until
- * `exp`); expiry is still checked on each use.
+ * JWKS URL); `alg: none`, a mismatched algorithm, a bad signature, bad times
+ * (an `iat` more than 60 s ahead too), issuer or audience, and a missing
+ * `exp` or `sub` are refused, each with its reason (refusals.ts).
+ * Verification dominates a request's CPU, so verified tokens are cached
+ * (bounded, until `exp`); expiry is still checked on each use.
  */
-export function createAuthenticator(config: JwtConfig, clock: Clock): Authenticator {
+export function createAuthenticator(
+  config: JwtConfig,
+  clock: Clock,
+  options: AuthenticatorOptions = {},
+): Authenticator {
   const { key, algorithms } = verificationKey(config);
+  const refusal = refusals(options.hint);
   const verified = new Map<string, { sub: string; exp: number }>();
   const pending = new Map<string, Promise<{ sub: string; exp: number }>>();
 
   async function verify(token: string) {
+    const now = clock.now();
     const { payload } = await jwtVerify(token, key as Uint8Array, {
       algorithms,
       issuer: config.issuer,
       audience: config.audience,
       requiredClaims: ["exp", "sub"],
-      currentDate: clock.now(),
+      currentDate: now,
     });
-    const { sub, exp } = payload;
-    if (typeof sub !== "string" || !isUserId(sub)) throw new Error("bad sub");
-    if (CONTROL.test(sub)) throw errors.subjectNotAccepted();
+    const { sub, exp, iat } = payload;
+    if (typeof iat === "number" && iat > now.getTime() / 1000 + IAT_LEEWAY_SECONDS) {
+      throw new Refused("notYetValid");
+    }
+    if (typeof sub !== "string" || !isUserId(sub)) throw new Refused("subject");
+    if (CONTROL.test(sub)) throw new Refused("control");
     return { sub, exp: exp as number };
   }
 
   return {
     async authenticate(authorization) {
-      if (!authorization || authorization.length > MAX_HEADER_LENGTH)
-        throw errors.unauthenticated();
-      const match = /^Bearer +([A-Za-z0-9_.-]+) *$/i.exec(authorization);
-      const token = match?.[1];
-      if (token === undefined) throw errors.unauthenticated();
+      if (!authorization) throw refusal("missing");
+      if (authorization.length > MAX_HEADER_LENGTH) throw refusal("tooLong");
+      // RFC 7235: the scheme's name is case-insensitive.
+      if (!/^bearer(?: |$)/i.test(authorization)) throw refusal("scheme");
+      const token = authorization.slice("bearer".length).trim();
+      if (token === "") throw refusal("missing");
+      if (!JWS_CHARACTERS.test(token)) throw refusal("notJwt");
       const nowSeconds = clock.now().getTime() / 1000;
       const cached = verified.get(token);
       if (cached !== undefined && cached.exp > nowSeconds) return cached.sub;
       if (cached !== undefined) {
         // It was verified, so it is authentic: say that it expired.
         verified.delete(token);
-        throw errors.tokenExpired();
+        throw refusal("expired");
       }
       try {
         // Calls with one token at once (a client's many streams) wait for one verification.
@@ -80,11 +100,7 @@ export function createAuthenticator(config: JwtConfig, clock: Clock): Authentica
         }
         return (await verifying).sub;
       } catch (err) {
-        // jose checks the signature before the claims: only an authentic
-        // token is ever reported as expired.
-        if ((err as { code?: unknown }).code === "ERR_JWT_EXPIRED") throw errors.tokenExpired();
-        if (err instanceof ConnectError) throw err;
-        throw errors.unauthenticated();
+        throw refusal(err instanceof Refused ? err.reason : refusalOfJose(err));
       }
     },
   };
@@ -110,6 +126,9 @@ function verificationKey(config: JwtConfig): { key: Key; algorithms: string[] } 
  * shows one user id as another.
  */
 const CONTROL = /[\p{Cc}\p{Bidi_Control}]/u;
+
+/** What a compact JWS is written with: base64url parts joined by dots. */
+const JWS_CHARACTERS = /^[A-Za-z0-9_.-]+$/;
 
 /** With the u flag, only a surrogate that is not half of a pair is a code point of category Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -1,16 +1,27 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { mysqlPool } from "./mysql-pool.js";
 import { databaseName, sqliteFile, storeOf } from "./store-url.js";
 
 /**
  * Creates the URL's database if it is missing: the MySQL database (needs the
- * CREATE privilege), or the SQLite file's folder.
+ * CREATE privilege); for SQLite, its folder only with `createFolder` (the
+ * default store's `./data`), else a missing folder is an ENOENT naming it:
+ * a mistyped path makes nothing.
  */
-export async function createDatabaseIfMissing(url: string, connectTimeoutMs = 5000): Promise<void> {
+export async function createDatabaseIfMissing(
+  url: string,
+  connectTimeoutMs = 5000,
+  { createFolder = false } = {},
+): Promise<void> {
   if (storeOf(url) === "sqlite") {
     const file = sqliteFile(url);
-    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    if (file === ":memory:") return;
+    const folder = dirname(file);
+    if (createFolder) mkdirSync(folder, { recursive: true });
+    else if (!statSync(folder).isDirectory()) {
+      throw Object.assign(new Error(`${folder} is not a folder`), { code: "EEXIST", path: folder });
+    }
     return;
   }
   const name = databaseName(url);

@@ -40,6 +40,7 @@ export interface SessionCompletedData extends Common {
   completedAt: Date;
   correctAnswers: number;
   scorePercentage: number;
+  mode: SessionMode;
 }
 export interface SessionExpiredData extends Common {
   startedAt: Date;
@@ -120,6 +121,7 @@ export function sessionCompleted(
       correctAnswers: session.correctAnswers,
       scorePercentage:
         scorePercentage(session.correctAnswers, session.totalQuestions, completedAt) ?? 0,
+      mode: session.mode,
     },
   };
 }

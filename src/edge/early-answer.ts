@@ -37,9 +37,11 @@ export function answerEarly(
   const type = request.headers["content-type"] ?? "";
   if (type.startsWith("application/grpc")) {
     const headers = {
+      // The error's metadata (a 401's www-authenticate) as gRPC metadata.
+      ...Object.fromEntries(err.metadata),
       "content-type": type.split(";")[0] ?? type,
       "grpc-status": String(meaning.grpcStatus),
-      "grpc-message": encodeURIComponent(err.rawMessage),
+      "grpc-message": grpcMessage(err.rawMessage),
       ...retryAfter,
     };
     const raw = request.raw as { stream?: ServerHttp2Stream };
@@ -63,6 +65,22 @@ export function answerEarly(
     .headers(retryAfter)
     .type("application/json")
     .send(JSON.stringify({ code: meaning.name, message: err.rawMessage }));
+}
+
+/** What grpc-message must not hold as it is (gRPC's PROTOCOL-HTTP2.md): "%" and all but printable ASCII. */
+const NOT_PRINTABLE = /[^\x20-\x24\x26-\x7e]+/g;
+
+/**
+ * gRPC's percent-encoding of a status message: only "%" and the UTF-8 bytes of
+ * what is not printable ASCII. encodeURIComponent would also encode ":" and
+ * ",", which grpc-js (decodeURI) then shows as "%3A" and "%2C".
+ */
+function grpcMessage(text: string): string {
+  return text.replace(NOT_PRINTABLE, (run) =>
+    Array.from(Buffer.from(run), (b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join(
+      "",
+    ),
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { createSecureContext } from "node:tls";
 import { type Logger, pino } from "pino";
 import { ConfigError } from "../config.js";
@@ -76,6 +77,10 @@ export function databaseFailure(
   const store = describeStore(url);
   const { code, errno, sqlMessage } = coded;
   if (storeOf(url) === "sqlite") {
+    // A folder of its own, not made (a mistyped path would make one).
+    if (code === "ENOENT") {
+      return `cannot open the database ${store}: the folder ${coded.path ?? "of its path"} does not exist (create it, or fix ${setting})`;
+    }
     // Its folder cannot be made: a file stands where a folder of the path should be.
     if (code === "EEXIST") {
       return `cannot create the database ${store}: ${coded.path ?? "a folder of its path"} is a file, not a folder (set ${setting} to a path under a folder)`;
@@ -133,6 +138,33 @@ export function listenFailure(
       return `${at}: ${host} is not an address of this machine (set HOST)`;
     default:
       return undefined;
+  }
+}
+
+/**
+ * Fails at once, in `listenFailure`'s words, when a port the service is to
+ * listen on is taken: before the database is created or migrated for a
+ * service that cannot run. (One taken between this check and the listen is
+ * refused there, in the same words.)
+ */
+export async function checkPortsFree(
+  host: string,
+  ports: [setting: Parameters<typeof listenFailure>[3], port: number][],
+): Promise<void> {
+  for (const [setting, port] of ports) {
+    if (port === 0) continue;
+    const probe = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        probe.once("error", reject);
+        probe.listen(port, host, resolve);
+      });
+    } catch (err) {
+      const line = listenFailure(err, host, port, setting);
+      throw line === undefined ? err : new StartupError(line);
+    } finally {
+      await new Promise((resolve) => probe.close(resolve));
+    }
   }
 }
 

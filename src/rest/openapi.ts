@@ -1,5 +1,6 @@
 import fastifySwagger from "@fastify/swagger";
 import type { App } from "../app-server.js";
+import { SERVICE_VERSION } from "../ops/version.js";
 
 /**
  * /openapi.json from the routes' schemas; register before any route. "/api" is
@@ -12,7 +13,7 @@ export async function openApiGenerator(app: App) {
       openapi: "3.1.1",
       info: {
         title: "Practice sessions (REST gateway)",
-        version: "0.1.0",
+        version: SERVICE_VERSION,
         description:
           "The REST/JSON face of `practice.v1.PracticeSessionService` and `practice.v1.QuizService`. " +
           "The same operations are served over gRPC, Connect and gRPC-Web on the same port. JSON " +

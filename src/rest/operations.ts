@@ -59,24 +59,28 @@ const problems = (
 export const unauthorized = {
   ...problems(
     401,
-    "No bearer token, or one that is malformed, expired, not yet valid or wrongly signed.",
+    "No bearer token, or one that is malformed, wrongly signed, expired, not yet valid, for " +
+      "another issuer or audience, or naming no user: the detail says which.",
     {
-      missing: ["unauthenticated", "missing or invalid bearer token"],
+      missing: [
+        "unauthenticated",
+        "no bearer token: send the header authorization: Bearer <token>",
+      ],
+      signature: [
+        "unauthenticated",
+        "bearer token's signature does not verify: signed with another key, or altered",
+      ],
       expired: ["unauthenticated", "bearer token expired: get a new token"],
     },
   ),
   headers: {
-    "WWW-Authenticate": Type.Union(
-      [
-        Type.Literal("Bearer"),
-        Type.Literal('Bearer error="invalid_token", error_description="The access token expired"'),
-      ],
-      {
-        description:
-          "RFC 6750: `Bearer`, or for an authentic token past its `exp` " +
-          '`Bearer error="invalid_token", error_description="The access token expired"`.',
-      },
-    ),
+    "WWW-Authenticate": Type.String({
+      pattern: '^Bearer error="(invalid_request|invalid_token)", error_description="[^"\\\\]*"$',
+      description:
+        'RFC 6750: `Bearer error="invalid_request"` when no bearer token came (no header, ' +
+        'another scheme), `Bearer error="invalid_token"` for one that fails; ' +
+        "`error_description` holds the problem's detail.",
+    }),
   },
 };
 /** POST bodies are JSON only. */

@@ -59,6 +59,9 @@ export function toProblem(err: unknown): Problem {
 export function sendProblem(reply: AppReply, err: unknown): AppReply {
   const body = toProblem(err);
   recordOutcome(reply.request, { code: body.code });
+  // Fastify says `Connection: close` after a body it could not read, whatever
+  // the protocol; HTTP/2 has no such header (Node drops it, with a warning).
+  if (reply.request.raw.httpVersionMajor === 2) reply.removeHeader("connection");
   if (body.code === "unauthenticated") {
     // RFC 6750: a bare challenge, or the error the metadata names (an expired token).
     const challenge = err instanceof ConnectError ? err.metadata.get("www-authenticate") : null;

@@ -4,6 +4,8 @@ import { PRACTICE_PAGE_PATH } from "./practice-page.js";
 export interface HomePageOptions {
   /** Whether the practice page is served here (PRACTICE_PAGE). */
   practicePage: boolean;
+  /** The service's version (package.json). */
+  version: string;
 }
 
 interface Link {
@@ -21,7 +23,7 @@ const DOCS =
  * (`Accept: application/json`). Public and static: it says nothing a
  * caller could not learn from the routes themselves.
  */
-export async function homePageRoutes(app: App, { practicePage }: HomePageOptions) {
+export async function homePageRoutes(app: App, { practicePage, version }: HomePageOptions) {
   const links: Link[] = [
     ...(practicePage
       ? [
@@ -42,11 +44,12 @@ export async function homePageRoutes(app: App, { practicePage }: HomePageOptions
   ];
   const json = {
     name: "practice-sessions",
+    version,
     description: "Quiz practice sessions over REST, gRPC, gRPC-Web and Connect on this port",
     links,
     docs: DOCS,
   };
-  const html = page(links);
+  const html = page(links, version);
 
   app.get("/", async (request, reply) => {
     reply.header("vary", "accept");
@@ -66,7 +69,7 @@ function prefersJson(accept: string): boolean {
   return /\bapplication\/json\b/.test(accept) && !/\btext\/html\b/.test(accept);
 }
 
-function page(links: Link[]): string {
+function page(links: Link[], version: string): string {
   const items = links
     .map((l) => `    <li><a href="${l.href}">${l.href}</a>: ${l.title}</li>`)
     .join("\n");
@@ -77,7 +80,7 @@ function page(links: Link[]): string {
     <title>Practice sessions</title>
   </head>
   <body>
-    <h1>Practice sessions</h1>
+    <h1>Practice sessions <small>${version}</small></h1>
     <p>Quiz practice sessions over REST, gRPC, gRPC-Web and Connect on this port.</p>
     <ul>
 ${items}

@@ -44,6 +44,17 @@ async function memoryOf(user: string, questionId: string) {
     .executeTakeFirst();
 }
 
+/** The data of a session's outbox event of `type`. */
+async function eventData(sessionId: string, type: string): Promise<unknown> {
+  const row = await w.db
+    .selectFrom("practice_outbox")
+    .select("body")
+    .where("session_id", "=", sessionId)
+    .where("type", "=", type)
+    .executeTakeFirstOrThrow();
+  return JSON.parse(row.body).data;
+}
+
 describe("a missed session", () => {
   it("holds, at once, exactly the wrong and the unanswered questions of the latest completed session, in quiz order", async () => {
     const { user, quiz, q, full } = await finishedRound();
@@ -67,15 +78,18 @@ describe("a missed session", () => {
       { position: 2, question_id: q[2] },
       { position: 3, question_id: q[3] },
     ]);
-    const started = await w.db
-      .selectFrom("practice_outbox")
-      .select("body")
-      .where("session_id", "=", missed.session.id)
-      .where("type", "=", "practice.session.started")
-      .executeTakeFirstOrThrow();
-    expect(JSON.parse(started.body).data).toMatchObject({ mode: "missed", total_questions: 3 });
+    expect(await eventData(missed.session.id, "practice.session.started")).toMatchObject({
+      mode: "missed",
+      total_questions: 3,
+    });
     const page = await w.sessions.listSessions(user, { quizId: quiz.quizId });
     expect(page.sessions.map((s) => s.mode)).toEqual(["missed", "full"]);
+    // Its completion says which round it was: a consumer keeps it apart from whole-quiz rounds.
+    await w.sessions.completeSession(user, missed.session.id);
+    expect(await eventData(missed.session.id, "practice.session.completed")).toMatchObject({
+      mode: "missed",
+      total_questions: 3,
+    });
   });
 
   it("records the question left unanswered as missed at completion, so it is due in spaced review two days later", async () => {

@@ -117,6 +117,86 @@ describe("practising what one missed, in one click", () => {
   });
 });
 
+describe("the offer stays while the latest round's misses are not practised", () => {
+  it("after a reload, and on that round's review from the history; not on an older round's", async () => {
+    const { page, consoleErrors } = await openServed("mika", capitals);
+    await finishRound(page);
+    const offers = page.getByRole("button", { name: "Practise the 2 you missed" });
+
+    // A reload: no round open, so beside "Start practice" the offer.
+    await page.reload();
+    await expect
+      .poll(() => page.getByRole("button", { name: "Start practice" }).isVisible())
+      .toBe(true);
+    await expect.poll(() => offers.count()).toBe(1);
+    expect(
+      await page
+        .locator("#intro")
+        .getByRole("button", { name: "Practise the 2 you missed" })
+        .isVisible(),
+    ).toBe(true);
+
+    // The round from the history: its review offers it (and only it: one offer on the page).
+    const row = page.locator("#history tr", { hasText: "50%" });
+    await row.getByRole("button", { name: /^Review/ }).click();
+    await expect.poll(() => page.locator("#result").isVisible()).toBe(true);
+    await expect
+      .poll(() =>
+        page
+          .locator("#result")
+          .getByRole("button", { name: "Practise the 2 you missed" })
+          .isVisible(),
+      )
+      .toBe(true);
+    expect(await page.getByRole("button", { name: "Close the review" }).isVisible()).toBe(true);
+    expect(await offers.count()).toBe(1);
+
+    // Closed: the intro's offer is back; pressed, the missed round starts.
+    await page.getByRole("button", { name: "Close the review" }).click();
+    await expect
+      .poll(() =>
+        page
+          .locator("#intro")
+          .getByRole("button", { name: "Practise the 2 you missed" })
+          .isVisible(),
+      )
+      .toBe(true);
+    await offers.click();
+    await expect
+      .poll(() => progress(page).textContent())
+      .toMatch(/^Started practising the questions you missed\./);
+    expect(await page.locator("li.question label.prompt").allTextContents()).toEqual([
+      "Capital of Japan?",
+      "Capital of Canada?",
+    ]);
+    // A round is open now: reloaded, the page resumes it and offers nothing else.
+    await page.reload();
+    await expect
+      .poll(() => progress(page).textContent())
+      .toMatch(/^Resumed practising the questions you missed\./);
+    expect(await offers.count()).toBe(0);
+
+    // Completed with one still missed: the offer follows the latest round, not the older one.
+    await answer(page, "Capital of Japan?", "Tokyo");
+    await page.getByRole("button", { name: "Complete session" }).click();
+    await page
+      .getByRole("dialog", { name: "Complete the session?" })
+      .getByRole("button", { name: "Complete anyway" })
+      .click();
+    await expect.poll(() => page.locator("#score").textContent()).toBe("50%");
+    await page.reload();
+    await expect
+      .poll(() => page.getByRole("button", { name: "Practise the 1 you missed" }).isVisible())
+      .toBe(true);
+    const first = page.locator("#history tr", { hasText: "2 of 4" });
+    await first.getByRole("button", { name: /^Review/ }).click();
+    await expect.poll(() => page.locator("#result").isVisible()).toBe(true);
+    expect(await page.locator("#missed-again").isHidden()).toBe(true);
+    expect(consoleErrors).toEqual([]);
+    await page.close();
+  });
+});
+
 const VIEWPORTS = [
   ["a desktop", { width: 1000, height: 900 }],
   ["a phone", { width: 390, height: 844 }],

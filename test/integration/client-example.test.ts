@@ -40,13 +40,47 @@ describe.skipIf(testStore() === "mysql")("examples/client, run from another fold
         ),
       ),
       expect.stringMatching(new RegExp(`^connect GetQuiz\\(${quizId}\\) -> ".+", 3 questions$`)),
-      expect.stringMatching(new RegExp(`^connect StartSession\\(${quizId}\\) -> resumed session `)),
-      expect.stringMatching(/^connect SubmitAnswer\(".+", "Paris"\) -> (right|wrong)$/),
       expect.stringMatching(
-        new RegExp(`^connect ListSessions\\(${quizId}\\) -> 1 session\\(s\\): `),
+        new RegExp(
+          `^connect StartSession\\(${quizId}\\) -> resumed session \\S+ \\(full, 3 questions\\)$`,
+        ),
+      ),
+      expect.stringMatching(/^connect SubmitAnswer\(".+", "Paris"\) -> wrong$/),
+      expect.stringMatching(/^connect CompleteSession\([0-9a-f-]{36}\) -> 0 of 3 right: 0%$/),
+      expect.stringMatching(
+        new RegExp(`^connect ListSessions\\(${quizId}\\) -> newest first: [0-9a-f-]{36} 0%$`),
       ),
       "connect GetQuiz(999999) -> NotFound: quiz not found",
     ]);
+  });
+
+  it("leaves no round open: run again, it creates a session anew and prints the same", async () => {
+    const again = await runEntryPoint("examples/client/main.ts", { cwd: elsewhere, env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^REST {4}POST \/quizzes\/\d+\/sessions -> 201 created session /m);
+    expect(again.stdout).toMatch(/^connect SubmitAnswer\(".+", "Paris"\) -> wrong$/m);
+  });
+
+  it("says which round it resumed: a missed one holds only some of the quiz", async () => {
+    const learner = "client-example-missed";
+    const token = await svc.token(learner);
+    await runEntryPoint("examples/client/main.ts", {
+      cwd: elsewhere,
+      env: { ...env, TOKEN: token },
+    });
+    const missed = await svc.rest(learner, "POST", `/quizzes/${quizId}/sessions`, {
+      headers: { "content-type": "application/json" },
+      body: '{"mode":"missed"}',
+    });
+    expect(missed.status).toBe(201);
+    const run = await runEntryPoint("examples/client/main.ts", {
+      cwd: elsewhere,
+      env: { ...env, TOKEN: token },
+    });
+    expect(run.stdout).toMatch(/^REST {4}POST \/quizzes\/\d+\/sessions -> 200 resumed session /m);
+    expect(run.stdout).toMatch(
+      /^connect StartSession\(\d+\) -> resumed session \S+ \(missed, 3 questions\)$/m,
+    );
   });
 
   it("speaks gRPC too (PROTOCOL=grpc)", async () => {
@@ -55,7 +89,7 @@ describe.skipIf(testStore() === "mysql")("examples/client, run from another fold
       env: { ...env, PROTOCOL: "grpc" },
     });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^grpc {4}ListSessions\(\d+\) -> 1 session\(s\)/m);
+    expect(run.stdout).toMatch(/^grpc {4}CompleteSession\([0-9a-f-]{36}\) -> 0 of 3 right: 0%$/m);
   });
 
   it("without a token: one line saying where to get one, exit 1", async () => {

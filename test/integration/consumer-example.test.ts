@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from "uuid";
 import { afterAll, describe, expect, it } from "vitest";
 import { runAverageScore } from "../../examples/consumer/average-score.js";
 import { outboxEvent } from "../../src/db/outbox-event.js";
-import { sessionCompleted } from "../../src/domain/events.js";
+import { answerSubmitted, sessionCompleted, sessionStarted } from "../../src/domain/events.js";
 import { ensureStream, type NatsTarget, subjectOf } from "../../src/events/nats.js";
 import { testStore } from "../support/database.js";
 import { REPO, runEntryPoint } from "../support/entry.js";
@@ -28,13 +28,15 @@ afterAll(async () => {
   if (natsUp) await deleteStream(target);
 });
 
-/** Publishes one completed session per [user, correct of 4] pair. */
-async function publishCompleted(pairs: [string, number][]): Promise<void> {
+/** Publishes one completed session per [user, correct of 4, mode] (a whole-quiz round by default). */
+async function publishCompleted(
+  rounds: [string, number, ("full" | "review" | "missed")?][],
+): Promise<void> {
   const nc = await connect({ servers: testNatsUrl() });
   try {
     await ensureStream(nc, target);
     const js = jetstream(nc);
-    for (const [userId, correct] of pairs) {
+    for (const [userId, correct, mode = "full"] of rounds) {
       const id = uuidv7();
       const summary = {
         id,
@@ -44,7 +46,7 @@ async function publishCompleted(pairs: [string, number][]): Promise<void> {
         totalQuestions: 4,
         correctAnswers: correct,
         answeredQuestions: 4,
-        mode: "full" as const,
+        mode,
       };
       const event = outboxEvent(sessionCompleted(userId, summary, new Date()));
       await js.publish(subjectOf(target.subjectPrefix, event.type), event.json, {
@@ -67,8 +69,8 @@ async function run(untilSeq: number, crashAt?: number) {
       durable: "average-score-test",
       stateFile: join(dir, "state.json"),
       ackWaitMs: 1000,
-      onAverage: (user, average, sessions) => {
-        averages.push(`${user} ${average} ${sessions}`);
+      onAverage: (user, mode, average, sessions) => {
+        averages.push(`${user} ${mode} ${average} ${sessions}`);
       },
       crashBeforeAck: (seq) => {
         last = seq;
@@ -82,42 +84,48 @@ async function run(untilSeq: number, crashAt?: number) {
 }
 
 describe.skipIf(!natsUp)("the average-score consumer example", () => {
-  it("keeps each user's running average across restarts, counting nothing twice", async () => {
+  it("keeps each user's running average per mode across restarts, counting nothing twice", async () => {
     await publishCompleted([
       ["ann", 4],
       ["ann", 2],
+      // A round of what ann missed: kept apart, never averaged with whole-quiz rounds.
+      ["ann", 4, "missed"],
       ["bob", 0],
     ]);
-    const first = await run(3);
-    expect(first.averages).toEqual(["ann 100 1", "ann 75 2", "bob 0 1"]);
+    const first = await run(4);
+    expect(first.averages).toEqual([
+      "ann full 100 1",
+      "ann full 75 2",
+      "ann missed 100 1",
+      "bob full 0 1",
+    ]);
 
     await publishCompleted([
       ["ann", 0],
       ["bob", 4],
     ]);
-    // Dies after saving event 4 and before acknowledging it: JetStream delivers it again.
-    const crashed = await run(5, 4);
-    expect(crashed.last).toBe(4);
-    const restarted = await run(5);
-    expect(restarted.averages).toEqual(["bob 50 2"]);
+    // Dies after saving event 5 and before acknowledging it: JetStream delivers it again.
+    const crashed = await run(6, 5);
+    expect(crashed.last).toBe(5);
+    const restarted = await run(6);
+    expect(restarted.averages).toEqual(["bob full 50 2"]);
     expect(restarted.state.users).toEqual({
-      ann: { sessions: 3, totalScore: 150 },
-      bob: { sessions: 2, totalScore: 100 },
+      ann: { full: { sessions: 3, totalScore: 150 }, missed: { sessions: 1, totalScore: 100 } },
+      bob: { full: { sessions: 2, totalScore: 100 } },
     });
   });
 });
 
-/** `npm run example:consumer` on `on`'s stream, its output (stdout and stderr) gathered. */
-function startConsumer(on: NatsTarget, name: string) {
-  const child = spawn(process.execPath, ["--import", "tsx", "examples/consumer/main.ts"], {
+/** An example of examples/consumer/ run on `on`'s stream, its output (stdout and stderr) gathered. */
+function startExample(script: string, on: NatsTarget, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ["--import", "tsx", `examples/consumer/${script}`], {
     cwd: REPO,
     env: {
       ...process.env,
       NATS_URL: testNatsUrl(),
       NATS_STREAM: on.stream,
       NATS_SUBJECT_PREFIX: on.subjectPrefix,
-      CONSUMER_NAME: name,
-      CONSUMER_STATE: join(dir, `${name}.json`),
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -130,14 +138,28 @@ function startConsumer(on: NatsTarget, name: string) {
   return { child, output: () => out };
 }
 
+/** `npm run example:consumer` on `on`'s stream, as the durable consumer `name`. */
+const startConsumer = (on: NatsTarget, name: string) =>
+  startExample("main.ts", on, { CONSUMER_NAME: name, CONSUMER_STATE: join(dir, `${name}.json`) });
+
 describe.skipIf(!natsUp)("npm run example:consumer", () => {
-  it("says when it is connected, before any event arrives, and stops on Ctrl-C", async () => {
+  it("says when it is connected, before any event arrives, prints each completion's average per mode, and stops on Ctrl-C", async () => {
     await publishCompleted([]);
     const { child, output } = startConsumer(target, "average-score-connected");
     try {
       await expect
         .poll(output, { timeout: 30_000 })
         .toMatch(/^connected to NATS: consuming \S+\.session\.completed \(\d+ waiting\);/m);
+      // Each completion prints its user's average over the rounds of its mode.
+      await publishCompleted([
+        ["cat", 1],
+        ["cat", 4, "missed"],
+      ]);
+      await expect
+        .poll(output, { timeout: 30_000 })
+        .toMatch(
+          /^cat: average 25\.0% over 1 full session\(s\)\ncat: average 100\.0% over 1 missed session\(s\)$/m,
+        );
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");
       await exited;
@@ -164,6 +186,63 @@ describe.skipIf(!natsUp)("npm run example:consumer", () => {
     } finally {
       child.kill("SIGKILL");
       await deleteStream(early);
+    }
+  }, 60_000);
+});
+
+describe.skipIf(!natsUp)("npm run example:events", () => {
+  it("prints every event of every type, as it is published", async () => {
+    const watched = uniqueTarget();
+    const nc = await connect({ servers: testNatsUrl() });
+    await ensureStream(nc, watched).finally(() => nc.close());
+    const { child, output } = startExample("watch.ts", watched);
+    try {
+      await expect
+        .poll(output, { timeout: 30_000 })
+        .toMatch(/^watching \S+\.> on the stream \S+, from now on \(Ctrl-C to stop\)$/m);
+      const summary = {
+        id: uuidv7(),
+        quizId: "1",
+        startedAt: new Date(),
+        completedAt: null,
+        totalQuestions: 4,
+        correctAnswers: 1,
+        answeredQuestions: 1,
+        mode: "full" as const,
+      };
+      const pub = await connect({ servers: testNatsUrl() });
+      try {
+        const js = jetstream(pub);
+        for (const event of [
+          sessionStarted("watcher", summary),
+          answerSubmitted("watcher", summary, {
+            questionId: "3",
+            isCorrect: true,
+            answeredAt: new Date(),
+          }),
+        ]) {
+          const encoded = outboxEvent(event);
+          await js.publish(subjectOf(watched.subjectPrefix, encoded.type), encoded.json, {
+            msgID: encoded.id,
+          });
+        }
+      } finally {
+        await pub.close();
+      }
+      await expect.poll(output, { timeout: 30_000 }).toMatch(/^practice\.answer\.submitted /m);
+      const lines = output().trim().split("\n").slice(1);
+      expect(lines.map((l) => l.split(" ")[0])).toEqual([
+        "practice.session.started",
+        "practice.answer.submitted",
+      ]);
+      expect(JSON.parse(lines[1]?.slice(lines[1].indexOf(" ")) ?? "")).toMatchObject({
+        user_id: "watcher",
+        question_id: "3",
+        is_correct: true,
+      });
+    } finally {
+      child.kill("SIGKILL");
+      await deleteStream(watched);
     }
   }, 60_000);
 });

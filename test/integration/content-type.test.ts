@@ -22,6 +22,44 @@ afterAll(async () => {
 
 const answerBody = () => JSON.stringify({ question_id: quiz.questionIds[0], user_answer: "A1" });
 
+describe("a REST body that is not JSON", () => {
+  it("over HTTP/2: 400 problem+json, with no Connection header for Node to drop with a warning (HTTP/1.1 keeps it)", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    const session = await h2Connect(svc.baseUrl);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": `/sessions/${sessionId}/answers`,
+        "content-type": "application/json",
+        ...(await svc.auth(USER)),
+      });
+      const headers = new Promise<Record<string, unknown>>((resolve) =>
+        stream.on("response", (h) => resolve(h)),
+      );
+      stream.end("{");
+      stream.resume();
+      const h = await headers;
+      expect(h[":status"]).toBe(400);
+      expect(h["content-type"]).toMatch(/^application\/problem\+json/);
+      expect(h.connection).toBeUndefined();
+      // Node emits a process warning on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => /connection header/.test(w))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      session.close();
+    }
+    const http1 = await svc.rest(USER, "POST", `/sessions/${sessionId}/answers`, {
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
+    expect(http1.status).toBe(400);
+    expect(http1.headers.get("connection")).toBe("close");
+  });
+});
+
 describe("a REST body that is not declared as JSON", () => {
   it.each([
     ["text/plain", "text/plain"],

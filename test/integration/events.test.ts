@@ -143,6 +143,7 @@ describe("the outbox", () => {
       total_questions: 4,
       correct_answers: 1,
       score_percentage: 25,
+      mode: "full",
     });
     // No answer text, no correct answer, no token in any event.
     const all = JSON.stringify(events);

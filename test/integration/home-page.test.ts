@@ -1,6 +1,6 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadPracticePage } from "../../src/web/practice-page.js";
 import { startTestService, type TestService } from "../support/service.js";
@@ -23,6 +23,13 @@ describe("GET /: where to go from here", () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  /** What package.json says: the version `/` must show, whatever it is. */
+  const installed = async () =>
+    (
+      JSON.parse(await readFile(resolve(import.meta.dirname, "../../package.json"), "utf8")) as {
+        version: string;
+      }
+    ).version;
   const hrefs = (html: string) => [...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1]);
 
   it("a browser gets a small page linking the practice page, the OpenAPI document and health, each of which answers", async () => {
@@ -34,6 +41,7 @@ describe("GET /: where to go from here", () => {
     const html = await res.text();
     expect(hrefs(html)).toEqual(["/practice/", "/openapi.json", "/healthz", "/readyz"]);
     expect(html).toMatch(/README\.md and docs\//);
+    expect(html).toContain(`<h1>Practice sessions <small>${await installed()}</small></h1>`);
     for (const href of hrefs(html)) {
       expect((await fetch(`${svc.baseUrl}${href}`)).status, href).toBe(200);
     }
@@ -56,6 +64,7 @@ describe("GET /: where to go from here", () => {
       ["readyz", "/readyz"],
     ]);
     expect(body.docs).toMatch(/README\.md/);
+    expect(body).toMatchObject({ name: "practice-sessions", version: await installed() });
   });
 
   it("without the practice page (PRACTICE_PAGE=off), it does not link it", async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertDemoContent } from "../../src/db/demo-content.js";
 import { testStore } from "../support/database.js";
 import { hasPythonGrpc } from "../support/rpc-exchange.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
 
 // The README's "Call it" section, command by command, as a new user runs it
 // after `npm start`: in order, in one shell (so `S=$(...)` carries on), with
@@ -15,6 +15,39 @@ import { startTestService, type TestService } from "../support/service.js";
 const ROOT = resolve(import.meta.dirname, "../..");
 const README_URL = "http://127.0.0.1:8080";
 const MARK = "@@readme-command-done";
+
+/**
+ * The output an example's README shows (its first unlabelled block), a line
+ * pattern each: a session id shown as `019ab…` stands for any.
+ */
+function shownOutput(readme: string): RegExp[] {
+  const text = readFileSync(resolve(ROOT, readme), "utf8");
+  // Fenced blocks in order, each with its language: the output is the first without one.
+  const blocks = [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)];
+  const block = blocks.find((m) => m[1] === "")?.[2] ?? "";
+  return block
+    .trimEnd()
+    .split("\n")
+    .map(
+      (line) =>
+        new RegExp(
+          `^${line.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replaceAll("019ab…", "[0-9a-f-]{36}")}$`,
+        ),
+    );
+}
+
+/** What a command printed, without npm's own lines (`> practice-sessions@… script`). */
+function printed(ran: Ran): string[] {
+  return ran.output.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("> "));
+}
+
+/** `lines` line by line as `shown`: each that differs shows in the diff as it was printed. */
+function expectAsShown(lines: string[], shown: RegExp[]) {
+  const same = "(as shown)";
+  expect(lines.map((line, i) => (shown[i]?.test(line) ? same : line))).toEqual(
+    shown.map(() => same),
+  );
+}
 
 /** The shell commands of the README's "Call it" section, continuation lines joined. */
 function callItCommands(): string[] {
@@ -86,6 +119,8 @@ describe.skipIf(testStore() === "mysql")('the README\'s "Call it" section', () =
       TOKEN: await svc.token("demo"),
       BASE_URL: svc.baseUrl,
       GRPC_TARGET: new URL(svc.baseUrl).host,
+      // `npm run -s token` signs with it, as it does with the service's own secret.
+      JWT_SECRET: TEST_SECRET,
     };
     ran = await runInOrder(callItCommands(), env);
   }, 240_000);
@@ -130,24 +165,39 @@ describe.skipIf(testStore() === "mysql")('the README\'s "Call it" section', () =
     expect(due.next_due_at).toEqual(expect.any(String));
   });
 
-  it("gRPC with buf curl: the services by reflection, then StartSession resumes the session in progress", () => {
+  it("gRPC with buf curl: the services by reflection, then StartSession resumes the missed round, as the README says", () => {
     expect(find("--list-services").output).toContain("practice.v1.PracticeSessionService");
     const start = json(find("StartSession"));
-    expect(start).toMatchObject({ session: { mode: "SESSION_MODE_MISSED" } });
+    expect(start).toMatchObject({ session: { mode: "SESSION_MODE_MISSED", totalQuestions: 3 } });
     expect(start.created).toBeUndefined();
+    const readme = readFileSync(resolve(ROOT, "README.md"), "utf8");
+    expect(readme).toMatch(
+      /resumes the missed round the REST calls left\s+open: `"mode": "SESSION_MODE_MISSED"`, its 3 questions/,
+    );
   });
 
-  it.runIf(hasPythonGrpc)("the Python example answers the session it resumes", () => {
-    const r = find("examples/python/client.py");
-    expect(r.output).toMatch(/^SubmitAnswer\("[^"]+", "Paris"\) -> (right|wrong)$/m);
-  });
-
-  it("the TypeScript example runs from the repository and from any folder, answering the session it resumes", () => {
-    for (const r of ran.filter((x) => x.command.includes("example:client"))) {
-      expect(r.output).toMatch(/^REST {4}GET {2}\/quizzes\/1 -> 200 "Capitals", 4 questions$/m);
-      // The session in progress is the missed one (questions 2-4): the example answers one of those.
-      expect(r.output).toMatch(/^connect SubmitAnswer\("[^"]+", "Paris"\) -> (right|wrong)$/m);
-      expect(r.output).toMatch(/^connect ListSessions\(1\) -> \d+ session\(s\)/m);
+  it("the TypeScript example, from the repository and from any folder, prints what its README shows", () => {
+    const runs = ran.filter((x) => x.command.includes("example:client"));
+    expect(runs).toHaveLength(2);
+    const shown = shownOutput("examples/client/README.md");
+    for (const r of runs) {
+      expectAsShown(printed(r), shown);
     }
+  });
+
+  it.runIf(hasPythonGrpc)("the Python example prints what its README shows", () => {
+    const shown = shownOutput("examples/python/README.md");
+    expectAsShown(printed(find("examples/python/client.py")), shown);
+  });
+
+  it("the examples leave demo as the README left it: the missed round open, nothing answered", async () => {
+    const active = (await (
+      await svc.rest("demo", "GET", "/quizzes/1/sessions?status=active")
+    ).json()) as { sessions: { id: string }[] };
+    expect(active.sessions).toHaveLength(1);
+    const session = (await (
+      await svc.rest("demo", "GET", `/sessions/${active.sessions[0]?.id}`)
+    ).json()) as { mode: string; answers: unknown[] };
+    expect(session).toMatchObject({ mode: "missed", answers: [] });
   });
 });

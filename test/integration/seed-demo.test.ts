@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -142,7 +142,17 @@ it.runIf(testStore() === "mysql")(
         [...command.matchAll(/([A-Z_]+)='?([^' ]+)'? /g)].map((m) => [m[1], m[2]]),
       );
       const base = /^Start here: (http:\/\/127\.0\.0\.1:(\d+))\//m.exec(out);
+      // The banner opens with the version package.json says.
+      const { version } = JSON.parse(readFileSync(join(repo, "package.json"), "utf8"));
+      expect(out).toMatch(
+        new RegExp(`^practice-sessions ${version.replaceAll(".", "\\.")}\nStart here: `, "m"),
+      );
       expect(printed, out).toEqual({ DATABASE_URL: url, PORT: base?.[2], PRACTICE_PAGE: "off" });
+      // A development start: a refused call says how to get a token.
+      const refused = (await (await fetch(`${base?.[1]}/quizzes`)).json()) as { detail: string };
+      expect(refused.detail).toBe(
+        "no bearer token: send the header authorization: Bearer <token>; in development, `npm run -s token -- alice` prints one",
+      );
       const token = /^ {2}export TOKEN=(\S+)$/m.exec(out)?.[1];
       // Run as printed: the command's settings, nothing else set.
       const seeded = await seed(cwd, printed.DATABASE_URL, printed);

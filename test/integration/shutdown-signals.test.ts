@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { keepAliveClients } from "../support/keep-alive-clients.js";
 import { listeningPort, serviceEnv } from "../support/listening.js";
+import { reportFigures } from "../support/reliability.js";
 
 let database: TestDatabase;
 
@@ -58,7 +59,7 @@ describe.skipIf(testStore() === "sqlite")("one stop whatever the signal", () => 
       }
       const code = await exit;
       await clients.stop();
-      console.log(`[figures] shutdown ${name}: ${JSON.stringify({ code, ...clients.tally })}`);
+      reportFigures(`shutdown ${name}`, { code, ...clients.tally });
       expect(code).toBe(0);
       expect(clients.tally.answers).toBeGreaterThan(0);
       expect(clients.tally.resets).toBeLessThanOrEqual(1);

@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createConnection } from "mysql2/promise";
@@ -54,11 +56,17 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     );
   });
 
-  it("a busy METRICS_PORT names METRICS_PORT", async () => {
-    expectOneLine(
-      await service({ METRICS_PORT: String(busy) }),
-      `cannot listen on 127.0.0.1:${busy} (METRICS_PORT): the port is already in use (stop the other process, or set METRICS_PORT to a free port)`,
-    );
+  it("a busy METRICS_PORT names METRICS_PORT, before the database is made or migrated", async () => {
+    const folder = mkdtempSync(join(tmpdir(), "busy-port-"));
+    try {
+      expectOneLine(
+        await service({ METRICS_PORT: String(busy), DATABASE_URL: `sqlite:${folder}/x.db` }),
+        `cannot listen on 127.0.0.1:${busy} (METRICS_PORT): the port is already in use (stop the other process, or set METRICS_PORT to a free port)`,
+      );
+      expect(readdirSync(folder)).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it("a busy METRICS_PORT is the last thing said: no `listening` line, no log line after it", async () => {
@@ -88,7 +96,6 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     });
     const lines = merged.split("\n").filter((l) => l.trim() !== "");
     expect(lines.at(-1), merged).toMatch(/\(METRICS_PORT\): the port is already in use/);
-    expect(lines.length).toBeGreaterThan(1);
   });
 
   it("a SQLite path under a file names DATABASE_URL", async () => {
@@ -96,6 +103,20 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
       await service({ DATABASE_URL: "sqlite:./README.md/x.db" }),
       /^cannot create the database SQLite .*README\.md\/x\.db: \.\/README\.md is a file, not a folder \(set DATABASE_URL to a path under a folder\)$/,
     );
+  });
+
+  it("a SQLite path whose folder does not exist names DATABASE_URL and the folder, and makes nothing", async () => {
+    const missing = join(tmpdir(), `no-such-folder-${randomBytes(4).toString("hex")}`);
+    for (const tool of ["src/main.ts", "scripts/migrate.ts", "scripts/seed-demo.ts"]) {
+      const run = await runEntryPoint(tool, {
+        env: { ...SERVICE_ENV, DATABASE_URL: `sqlite:${missing}/sub/x.db` },
+      });
+      expectOneLine(
+        run,
+        `cannot open the database SQLite ${missing}/sub/x.db: the folder ${missing}/sub does not exist (create it, or fix DATABASE_URL)`,
+      );
+      expect(existsSync(missing), tool).toBe(false);
+    }
   });
 
   it("a mysql:// URL without a database name says DATABASE_URL needs one", async () => {
@@ -143,11 +164,25 @@ describe.skipIf(testStore() === "mysql")("start-up failures without a database",
     });
     expectOneLine(
       run,
-      "cannot reach the database MySQL 127.0.0.1:9/practice_never: connection refused (start MySQL/MariaDB there, or set DATABASE_URL)",
+      "cannot reach the database MySQL 127.0.0.1:9/practice_never: connection refused (start MySQL/MariaDB there, or set DATABASE_URL); tried for 2.5 s (DATABASE_WAIT_MS)",
     );
     const warnings = run.stdout.split("\n").filter((l) => l.includes('"level":40'));
     expect(warnings, run.stdout).toHaveLength(1);
     expect(warnings[0]).toMatch(/keep trying for 2\.5 s \(DATABASE_WAIT_MS\)/);
+  });
+
+  it("a database that never answers a connection: no try outlasts DATABASE_WAIT_MS", async () => {
+    // 10.255.255.1 is not routed: a connection to it hears nothing (or, on some
+    // networks, is refused at once). A try may last DB_CONNECT_TIMEOUT_MS (20 s
+    // here), unless the wait (2 s) ends first. Bounded, not a speed target.
+    const t0 = performance.now();
+    const run = await service({
+      DATABASE_URL: "mysql://root@10.255.255.1:3306/practice_never",
+      DATABASE_WAIT_MS: "2000",
+      DB_CONNECT_TIMEOUT_MS: "20000",
+    });
+    expectOneLine(run, /^cannot reach the database MySQL 10\.255\.255\.1:3306\/practice_never: /);
+    expect(performance.now() - t0).toBeLessThan(15_000);
   });
 
   it("npm run token: a bad user id or extra arguments give one line and the usage", async () => {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { listeningPort, serviceEnv } from "../support/listening.js";
+import { reportFigures } from "../support/reliability.js";
 import { TEST_SECRET } from "../support/service.js";
 
 /** How long the test gives the service's stop (SHUTDOWN_TIMEOUT_MS). */
@@ -69,9 +70,11 @@ describe("tracing to a collector that never answers", () => {
       .output()
       .split("\n")
       .filter((l) => l.includes("trace export failing"));
-    console.log(
-      `[figures] tracing to a dead collector: ${JSON.stringify({ stopMs: Math.round(stopMs), code, failureLines: lines.length })}`,
-    );
+    reportFigures("tracing to a dead collector", {
+      stopMs: Math.round(stopMs),
+      code,
+      failureLines: lines.length,
+    });
     expect(lines.length).toBe(1);
     expect(code).toBe(0);
     // Bound, not a speed target: the stop's budget and a second for the process itself.

@@ -27,9 +27,10 @@ export function createGrpcClient<S extends DescService>(
   service: S,
   address: string,
   credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ChannelOptions = {},
 ) {
   // grpc-js's own typed call: no generated client, no method table to cast.
-  const client = new grpc.Client(address, credentials);
+  const client = new grpc.Client(address, credentials, options);
   const methods: Record<string, unknown> = {};
   for (const method of service.methods) {
     methods[method.localName] = (

@@ -224,9 +224,12 @@ export function percentile(values: number[], p: number): number {
   return Math.round((sorted[Math.max(0, i)] ?? 0) * 10) / 10;
 }
 
-/** Prints a test's measured figures on one line, for docs/reliability.md. */
+/**
+ * Prints a test's measured figures on one line, for docs/reliability.md:
+ * with TEST_FIGURES=1 (`npm run test:chaos` sets it), not in a plain `npm test`.
+ */
 export function reportFigures(test: string, figures: Record<string, unknown>): void {
-  console.info(`[figures] ${test}: ${JSON.stringify(figures)}`);
+  if (process.env.TEST_FIGURES) console.info(`[figures] ${test}: ${JSON.stringify(figures)}`);
 }
 
 /** Counts `values` by key. */

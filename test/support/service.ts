@@ -78,6 +78,8 @@ export interface TestServiceOptions {
    * Default: HS256 with TEST_SECRET.
    */
   auth?: { config: JwtConfig; sign: (sub: string, now: Date) => Promise<string> };
+  /** What every refusal of a credential adds (a development start's `TOKEN_HINT`). */
+  tokenHint?: string;
   /** With `proxy`: connections in the service's pool through it (default 5). */
   poolSize?: number;
   /** Caps on Watch and reflection streams (default: the service's). */
@@ -130,7 +132,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     pool,
     health,
     clock,
-    authenticator: createAuthenticator(options.auth?.config ?? { secret: TEST_SECRET }, clock),
+    authenticator: createAuthenticator(options.auth?.config ?? { secret: TEST_SECRET }, clock, {
+      hint: options.tokenHint,
+    }),
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     requestTimeoutMs: options.requestTimeoutMs,
     corsOrigins: options.corsOrigins,

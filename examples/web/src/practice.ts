@@ -14,6 +14,7 @@ import type { DeviceStore, Pending } from "./device-store.js";
 import { dateTimeFormat, element, h, timeElement } from "./dom.js";
 import { DueReview } from "./due-review.js";
 import { type History, isExpired } from "./history.js";
+import { MissedOffer } from "./missed-offer.js";
 import type { Reporter } from "./report.js";
 import { ResultView } from "./result-view.js";
 import type { Sender, SenderListener } from "./sender.js";
@@ -65,6 +66,7 @@ export class Practice implements SenderListener {
   private readonly views = new Map<string, QuestionView>();
   private readonly result: ResultView;
   private readonly due: DueReview;
+  private readonly missed: MissedOffer;
   private sender: Sender | undefined;
 
   constructor(
@@ -78,6 +80,7 @@ export class Practice implements SenderListener {
     this.ui.again.addEventListener("click", () => void this.start(true));
     this.ui.complete.addEventListener("click", () => void this.complete());
     this.due = new DueReview(clients, quizId, () => void this.start(true, SessionMode.REVIEW));
+    this.missed = new MissedOffer(clients, quizId, () => void this.start(true, SessionMode.MISSED));
     this.result = new ResultView(
       () => this.reviewClosed(),
       () => void this.start(true, SessionMode.MISSED),
@@ -128,6 +131,8 @@ export class Practice implements SenderListener {
               "Your answers are kept on this device until the service has them, and the service " +
               "keeps a session for 7 days: you can leave and come back.",
       );
+      // No round open: what the latest completed one missed may be practised at once.
+      void this.missed.refresh(this.prompts());
     } catch (err) {
       this.ui.title.textContent = "This quiz could not be loaded";
       this.report.show(this.ui.quizError, err);
@@ -166,6 +171,7 @@ export class Practice implements SenderListener {
     this.ui.start.disabled = true;
     this.ui.again.disabled = true;
     this.due.busy = true;
+    this.missed.busy = true;
     this.result.busy = true;
     try {
       const { session, created, questions } = await this.clients.sessions.startSession({
@@ -185,12 +191,14 @@ export class Practice implements SenderListener {
         this.showIntro("Could not start a session.");
       }
       this.report.show(this.ui.startError, err);
-      // Nothing due (any more): say when, beside the buttons.
+      // Nothing due (any more): say when, beside the buttons; and what is still missed.
       void this.due.refresh();
+      void this.missed.refresh(this.prompts());
     } finally {
       this.ui.start.disabled = false;
       this.ui.again.disabled = false;
       this.due.busy = false;
+      this.missed.busy = false;
       this.result.busy = false;
     }
   }
@@ -530,6 +538,7 @@ export class Practice implements SenderListener {
   private sessionOver(reason: string) {
     this.showIntro("Start a new session to keep practising.");
     void this.due.refresh();
+    void this.missed.refresh(this.prompts());
     this.report.text(this.ui.startError, reason);
     this.ui.start.focus();
     void this.history.refresh();
@@ -576,12 +585,21 @@ export class Practice implements SenderListener {
 
   // ---- results and reviews ----
 
-  /** A past session's review, from the history. */
+  /**
+   * A past session's review, from the history. With no round open, the
+   * latest completed session's review offers to practise what it missed
+   * (in place of the intro's offer, so that the page has one).
+   */
   async review(sessionId: string, opener: HTMLElement) {
     try {
-      const { session, questions } = await this.clients.sessions.getSession({ sessionId });
+      const [{ session, questions }, latest] = await Promise.all([
+        this.clients.sessions.getSession({ sessionId }),
+        this.missed.refresh(this.prompts()),
+      ]);
       if (!session) throw new Error("the service sent no session");
-      this.result.show(session, questions, this.prompts(), opener);
+      const offer = this.ui.session.hidden && session.id === latest;
+      this.result.show(session, questions, this.prompts(), opener, offer);
+      this.missed.show(!offer);
     } catch (err) {
       this.report.show(element("history-error"), err);
     }
@@ -593,7 +611,7 @@ export class Practice implements SenderListener {
     this.session = undefined;
     this.ui.session.hidden = true;
     this.ui.intro.hidden = true;
-    this.result.show(session, questions, this.prompts());
+    this.missed.completed(session.id, this.result.show(session, questions, this.prompts()));
     // Its answers moved what is due: when the next review is.
     void this.due.refresh();
   }
@@ -601,12 +619,15 @@ export class Practice implements SenderListener {
   /**
    * A past session's review was closed. With no session on the page (the
    * one just completed was replaced by that review), the quiz offers a new
-   * start again.
+   * start again, and what the latest round missed.
    */
   private reviewClosed() {
-    if (!this.ui.session.hidden || !this.ui.intro.hidden) return;
-    this.showIntro("Start a new session, or review what is due, to keep practising.");
-    void this.due.refresh();
+    if (!this.ui.session.hidden) return;
+    if (this.ui.intro.hidden) {
+      this.showIntro("Start a new session, or review what is due, to keep practising.");
+      void this.due.refresh();
+    }
+    this.missed.show(true);
   }
 
   private prompts(): Map<string, string> {

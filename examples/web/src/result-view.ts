@@ -6,10 +6,12 @@ import {
 } from "../../../gen/practice/v1/practice_session_service_pb.js";
 import { scoreBand } from "./bands.js";
 import { dateTimeFormat, element, h } from "./dom.js";
+import { missedCount, missedLabel } from "./missed-offer.js";
 
 /**
  * A completed session's score and review: each question, the user's answer and
- * the correct one. Just completed it offers to practise again; a past one, to close.
+ * the correct one. Just completed it offers to practise again; a past one, to
+ * close. Either offers to practise what it missed when asked to (missed-offer.ts).
  */
 export class ResultView {
   private readonly ui = {
@@ -48,13 +50,19 @@ export class ResultView {
     this.ui.result.hidden = true;
   }
 
-  /** Shows `session`; `opener`: a past session's, opened from that element. */
+  /**
+   * Shows `session`; `opener`: a past session's, opened from that element.
+   * `offerMissed`: whether "Practise the N you missed" may be offered (a
+   * session just completed, or the latest completed one with no round open).
+   * Returns how many questions it missed.
+   */
   show(
     session: PracticeSession,
     questions: SnapshotQuestion[],
     prompts: Map<string, string>,
     opener?: HTMLElement,
-  ) {
+    offerMissed = opener === undefined,
+  ): number {
     const past = opener !== undefined;
     this.opener = opener;
     this.ui.result.hidden = false;
@@ -85,16 +93,9 @@ export class ResultView {
     const answers = new Map(
       session.answers.flatMap((a) => (a.questionId === undefined ? [] : [[a.questionId, a]])),
     );
-    // What a missed session would hold: the questions still in the quiz not answered correctly.
-    const missed = questions.filter(
-      (q) =>
-        q.questionId !== undefined &&
-        prompts.has(q.questionId) &&
-        answers.get(q.questionId)?.isCorrect !== true,
-    ).length;
-    this.ui.missed.hidden = past || missed === 0;
-    this.ui.missed.textContent =
-      missed === 1 ? "Practise the 1 you missed" : `Practise the ${missed} you missed`;
+    const missed = missedCount(session, questions, prompts);
+    this.ui.missed.hidden = !offerMissed || missed === 0;
+    this.ui.missed.textContent = missedLabel(missed);
     this.ui.missed.dataset.missedCount = String(missed);
     this.ui.review.replaceChildren(
       ...[...questions]
@@ -122,6 +123,7 @@ export class ResultView {
         }),
     );
     this.ui.result.focus();
+    return missed;
   }
 
   private close() {

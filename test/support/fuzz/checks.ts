@@ -52,7 +52,13 @@ export function checkRest(world: FuzzWorld, r: RestRequest, { res, text }: Answe
   if (res.status >= 400) {
     expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
     expectProblem(JSON.parse(text), res.status);
-    if (res.status === 401) expect(res.headers.get("www-authenticate")).toBe("Bearer");
+    if (res.status === 401) {
+      // RFC 6750's challenge, its description the problem's detail.
+      const { detail } = JSON.parse(text) as { detail: string };
+      expect(res.headers.get("www-authenticate")).toBe(
+        `Bearer error="${/^(no bearer token|the authorization header)/.test(detail) ? "invalid_request" : "invalid_token"}", error_description="${detail}"`,
+      );
+    }
     return;
   }
   const body = JSON.parse(text) as {
