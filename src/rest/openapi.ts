@@ -12,7 +12,7 @@ export async function openApiGenerator(app: App) {
       openapi: "3.1.1",
       info: {
         title: "Practice sessions (REST gateway)",
-        version: "0.1.0",
+        version: "1.0.0",
         description:
           "The REST/JSON face of `practice.v1.PracticeSessionService` and `practice.v1.QuizService`. " +
           "The same operations are served over gRPC, Connect and gRPC-Web on the same port. JSON " +
