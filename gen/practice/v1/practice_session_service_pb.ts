@@ -379,9 +379,9 @@ export type SubmitAnswerRequest = Message<"practice.v1.SubmitAnswerRequest"> & {
   questionId: string;
 
   /**
-   * Required: 1 to 1000 characters (Unicode code points), not only white space: at
-   * least one character that is not a tab, line feed, vertical tab, form
-   * feed, carriage return or Unicode separator (category Z, the space
+   * Required: 1 to 1000 characters (Unicode code points), not only white
+   * space: at least one character that is not a tab, line feed, vertical tab,
+   * form feed, carriage return or Unicode separator (category Z, the space
    * included). Stored byte for byte as sent.
    *
    * @generated from field: string user_answer = 3;

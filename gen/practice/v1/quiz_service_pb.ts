@@ -239,9 +239,10 @@ export const QuizQuestionSchema: GenMessage<QuizQuestion> = /*@__PURE__*/
  * prompts, to show while practising. Correct answers are never sent here;
  * a completed session's review carries them (PracticeSessionService.GetSession).
  *
- * Every call needs `authorization: Bearer <JWT>`. Requests are validated as
- * PracticeSessionService's are: INVALID_ARGUMENT with a `buf.validate.Violations`
- * error detail naming every field that breaks its rules.
+ * Every call needs `authorization: Bearer <JWT>`. Requests are checked as
+ * PracticeSessionService's are: INVALID_ARGUMENT with a
+ * `buf.validate.Violations` error detail naming every field that breaks its
+ * rules.
  *
  * @generated from service practice.v1.QuizService
  */
