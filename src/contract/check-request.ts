@@ -74,7 +74,7 @@ export function requestViolations<D extends DescMessage>(
 }
 
 /** A violation as every transport names it: the field's path, the rule's id, the message. */
-export function fieldViolation(v: Violation): FieldViolation {
+function fieldViolation(v: Violation): FieldViolation {
   return { field: pathToString(v.field), rule: v.ruleId, message: v.message };
 }
 

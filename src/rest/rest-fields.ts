@@ -24,7 +24,7 @@ export function restWordsOf(desc: DescEnum): Map<string, number> {
 const wordsCache = new WeakMap<DescEnum, Map<string, number>>();
 
 /** `"a" or "b"`, `"a", "b" or "c"`. */
-export function wordList(words: Iterable<string>): string {
+function wordList(words: Iterable<string>): string {
   const quoted = [...words].map((w) => `"${w}"`);
   return quoted.length < 2
     ? quoted.join("")

@@ -43,7 +43,7 @@ export function restRequest<D extends DescMessage>(
 }
 
 /** What a REST request holds, as Fastify parsed it. */
-export interface RestInput {
+interface RestInput {
   params: unknown;
   query: unknown;
   body: unknown;
