@@ -8,7 +8,7 @@ import type { RestRequest } from "./rest-requests.js";
 /**
  * The JSON Schemas of a REST operation's request (path, query string, body), made from its
  * request message's fields and their protovalidate rules: what /openapi.json says of the
- * request is what the validation step checks (test/in-process/request-rules.test.ts compares
+ * request is what the validation step checks (test/in-process/openapi-rules.test.ts compares
  * them rule for rule). They only describe: the REST gateway reads and checks requests with
  * rest-requests.ts, not with these.
  */
