@@ -1,8 +1,9 @@
 /**
  * `npm run bench:instructions`: instructions the service executes per
- * ListSessions call (first page of 20, of a user's 1,000 sessions) over REST,
- * Connect JSON and gRPC, counted by valgrind's callgrind in the service
- * process (every thread: the JIT, the GC and libuv's pool too).
+ * ListSessions call (first page of 20, of a user's 1,000 sessions) and per
+ * SubmitAnswer call (a retry of a stored answer: the session read, nothing
+ * written) over REST, Connect JSON and gRPC, counted by valgrind's callgrind in
+ * the service process (every thread: the JIT, the GC and libuv's pool too).
  *
  * Seconds of CPU per call move by ±15% between two processes of one build on
  * this machine, more than the differences worth knowing; instructions do not
@@ -34,8 +35,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { signToken } from "../src/auth/tokens.js";
+import { answerCalls, SUBMIT, storedAnswer } from "./lib/answer-calls.js";
 import { type Child, log, SECRET, startService } from "./lib/children.js";
-import { generate, MAIN_USER } from "./lib/data.js";
+import { generate, MAIN_USER, RESUME_USER } from "./lib/data.js";
 import {
   BEFORE,
   HISTORY,
@@ -188,6 +190,8 @@ async function main(): Promise<void> {
   const quizId = data.levelQuiz.get(HISTORY) ?? "";
   const token = await signToken(SECRET, MAIN_USER, { ttlSeconds: 86_400 });
   const auth = { authorization: `Bearer ${token}` };
+  const resumeToken = await signToken(SECRET, RESUME_USER, { ttlSeconds: 86_400 });
+  const resumeAuth = { authorization: `Bearer ${resumeToken}` };
   const { rest, connectJson, grpcMessage } = listCalls(quizId);
   const sink = new OtlpSink();
   const variants: Variant[] = [{ label: "now", vars: {} }];
@@ -208,17 +212,18 @@ async function main(): Promise<void> {
       const svc = await Counted.start(v.label, data.url, v.vars, v.cwd);
       const h2 = new H2Client(svc.child.port);
       try {
-        const grpc = grpcRequest(LIST, grpcMessage, token);
+        const grpcCall = (req: ReturnType<typeof grpcRequest>) => async () => {
+          const status = await h2.call(req);
+          if (status !== "OK") throw new Error(`gRPC ${req.path}: ${status}`);
+        };
+        const answer = answerCalls(await storedAnswer(svc.child.port, data.startQuiz, resumeToken));
         const kinds: [string, Call][] = [
           ["REST", http1(svc.child.port, rest, auth)],
           ["Connect JSON", http1(svc.child.port, connectJson, auth)],
-          [
-            "gRPC",
-            async () => {
-              const status = await h2.call(grpc);
-              if (status !== "OK") throw new Error(`gRPC: ${status}`);
-            },
-          ],
+          ["gRPC", grpcCall(grpcRequest(LIST, grpcMessage, token))],
+          ["REST SubmitAnswer", http1(svc.child.port, answer.rest, resumeAuth)],
+          ["Connect JSON SubmitAnswer", http1(svc.child.port, answer.connectJson, resumeAuth)],
+          ["gRPC SubmitAnswer", grpcCall(grpcRequest(SUBMIT, answer.grpcMessage, resumeToken))],
         ];
         if (env.BENCH_ONLY) {
           const only = new RegExp(env.BENCH_ONLY);
@@ -259,27 +264,29 @@ async function main(): Promise<void> {
     return { work: median(works), least: Math.min(...works), most: Math.max(...works), gc };
   };
   const lines = [
-    `# Instructions per call: ListSessions, first page of 20 of ${HISTORY} sessions`,
+    `# Instructions per call: ListSessions, first page of 20 of ${HISTORY} sessions; SubmitAnswer, a retry of a stored answer`,
     "",
     `Counted by callgrind in the service's process after ${WARM} warming calls of each kind; ${ROUNDS} rounds of ${CALLS} calls, one at a time. Work: everything but V8's optimizing compilers and its garbage collector, median (least–most) per call; GC: the collector's instructions over every round, per call.`,
     "",
     `| transport | ${variants.map((v) => `${v.label}: work, GC`).join(" | ")} |`,
     `|---|${variants.map(() => "---:").join("|")}|`,
   ];
-  for (const kind of ["REST", "Connect JSON", "gRPC"]) {
-    if (!results.has(`${kind}|now`)) continue;
-    const now = summary(results.get(`${kind}|now`) ?? []);
-    const cells = variants.map((v) => {
-      const x = summary(results.get(`${kind}|${v.label}`) ?? []);
-      const cell = `${k(x.work)} (${k(x.least)}–${k(x.most)}), ${k(x.gc)}`;
-      if (v.label === "now") return cell;
-      const ratio = (a: number, b: number) => `×${(a / b).toFixed(3)}`;
-      // Tracing is compared with off (now); a build with now.
-      return v.label.startsWith("tracing")
-        ? `${cell}; ${ratio(x.work, now.work)} / ${ratio(x.work + x.gc, now.work + now.gc)} of off`
-        : `${cell}; now is ${ratio(now.work, x.work)} / ${ratio(now.work + now.gc, x.work + x.gc)} of this`;
-    });
-    lines.push(`| ${kind} | ${cells.join(" | ")} |`);
+  for (const transport of ["REST", "Connect JSON", "gRPC"]) {
+    for (const kind of [transport, `${transport} SubmitAnswer`]) {
+      if (!results.has(`${kind}|now`)) continue;
+      const now = summary(results.get(`${kind}|now`) ?? []);
+      const cells = variants.map((v) => {
+        const x = summary(results.get(`${kind}|${v.label}`) ?? []);
+        const cell = `${k(x.work)} (${k(x.least)}–${k(x.most)}), ${k(x.gc)}`;
+        if (v.label === "now") return cell;
+        const ratio = (a: number, b: number) => `×${(a / b).toFixed(3)}`;
+        // Tracing is compared with off (now); a build with now.
+        return v.label.startsWith("tracing")
+          ? `${cell}; ${ratio(x.work, now.work)} / ${ratio(x.work + x.gc, now.work + now.gc)} of off`
+          : `${cell}; now is ${ratio(now.work, x.work)} / ${ratio(now.work + now.gc, x.work + x.gc)} of this`;
+      });
+      lines.push(`| ${kind} | ${cells.join(" | ")} |`);
+    }
   }
   lines.push("", "Ratios: of the work alone / of the work and GC.");
   writeReport("instructions", lines.join("\n"), Object.fromEntries(results));

@@ -19,8 +19,12 @@ export const MAX_HEADER_BYTES = 16 * 1024;
  */
 export const MAX_CONCURRENT_STREAMS = 100;
 
-/** Longest path parameter: quiz ids are at most 20 digits; longer segments are not routes. */
-export const MAX_PARAM_LENGTH = 200;
+/**
+ * Longest path parameter the router reads: above any id the protos' rules allow (64
+ * characters, 768 bytes percent-encoded), so that a long id is refused as too long, by the
+ * rules' own words, wherever it is sent.
+ */
+export const MAX_PARAM_LENGTH = 1024;
 
 /**
  * Default for REQUEST_TIMEOUT_MS: the longest a REST request or unary RPC may

@@ -59,6 +59,7 @@ import { MethodNotAllowed, routeMethods } from "./rest/method-not-allowed.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
 import { sendProblem } from "./rest/problem.js";
+import { pathParameterTooLong } from "./rest/requests.js";
 import { restRoutes } from "./rest/routes.js";
 import { serializerCompilers } from "./rest/serializing.js";
 import { userIdKey } from "./rpc/auth-interceptor.js";
@@ -145,9 +146,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
         sendProblem(reply, errors.invalidArgument("the request URL is not valid"));
         return;
       }
-      // Quiz ids are the only long parameters: a too-long one names no quiz.
-      const quizPath = /^(\/api)?\/quizzes\//.test(request.url);
-      sendProblem(reply, quizPath ? errors.quizNotFound() : errors.routeNotFound());
+      sendProblem(reply, pathParameterTooLong(request.url));
     },
   });
 

@@ -21,11 +21,9 @@ import { rememberAnswer } from "../domain/memory.js";
 import { isCorrectAnswer } from "../domain/scoring.js";
 import {
   type Answer,
-  isAcceptableAnswer,
   isDatabaseId,
   isSessionId,
   isStale,
-  MAX_ANSWER_LENGTH,
   type Session,
   type SessionProgress,
   type SessionSummary,
@@ -34,7 +32,6 @@ import {
 import { errors } from "./errors.js";
 import { guard, retrying } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
-import { requireWellFormed } from "./well-formed.js";
 
 export interface AnswerInput {
   sessionId: string;
@@ -61,18 +58,8 @@ export async function submitAnswer(
   userId: string,
   input: AnswerInput,
 ): Promise<AnswerResult> {
-  requireWellFormed({
-    session_id: input.sessionId,
-    question_id: input.questionId,
-    user_answer: input.userAnswer,
-  });
   if (!isSessionId(input.sessionId)) throw errors.sessionNotFound();
   if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
-  if (!isAcceptableAnswer(input.userAnswer)) {
-    throw errors.invalidArgument(
-      `user_answer must be 1 to ${MAX_ANSWER_LENGTH} characters and not only white space`,
-    );
-  }
   let attempts = 0;
   const submit = () =>
     db.transaction().execute(async (trx): Promise<AnswerResult> => {
@@ -160,7 +147,6 @@ export async function completeSession(
   userId: string,
   sessionId: string,
 ): Promise<Session & SessionProgress> {
-  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   await retrying(
     () =>

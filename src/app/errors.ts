@@ -19,7 +19,22 @@ export const errors = {
       Code.FailedPrecondition,
     ),
   questionNotInSession: () =>
-    new ConnectError("question_id is not a question of this session", Code.InvalidArgument),
+    new InvalidRequest([
+      {
+        field: "question_id",
+        rule: "question_id.in_session",
+        message: "question_id is not a question of this session",
+      },
+    ]),
+  /** A cursor this service did not make (or one of another list). */
+  invalidCursor: () =>
+    new InvalidRequest([
+      {
+        field: "cursor",
+        rule: "cursor.issued",
+        message: "cursor is not a next_cursor this service returned",
+      },
+    ]),
   /** A different answer to a question the session has answered already. */
   answerConflict: (stored: Answer) => new AnswerConflict(stored),
   routeNotFound: () => new ConnectError("no such route", Code.NotFound),
@@ -59,6 +74,34 @@ export const errors = {
   internal: (cause?: unknown) =>
     new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
 } as const;
+
+/**
+ * One mistake in a request: the field (its path as the proto names it, snake_case), the id of
+ * the rule it breaks (protovalidate's, or one of the service's own: `question_id.in_session`,
+ * `cursor.issued`), and what is wrong, for people.
+ */
+export interface FieldViolation {
+  readonly field: string;
+  readonly rule: string;
+  readonly message: string;
+}
+
+/**
+ * `invalid_argument` naming every field of the request that is wrong; its message is the
+ * first one's. `details` are the transport's own form of them (RPC: buf.validate.Violations).
+ */
+export class InvalidRequest extends ConnectError {
+  constructor(
+    readonly violations: readonly FieldViolation[],
+    details: ConstructorParameters<typeof ConnectError>[3] = [],
+  ) {
+    super(violations[0]?.message ?? "invalid request", Code.InvalidArgument, undefined, details);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(InvalidRequest, value);
+  }
+}
 
 /**
  * `already_exists` for a different answer to an answered question, carrying the

@@ -8,7 +8,6 @@ import { errors } from "./errors.js";
 import { listQuizzes, type QuizPage } from "./list-quizzes.js";
 import { toServiceError } from "./service-errors.js";
 import { useCaseRunner } from "./use-case-span.js";
-import { requireWellFormed } from "./well-formed.js";
 
 /** The quiz content use cases (GetQuiz, ListQuizzes), shared by every transport. */
 export class Quizzes {
@@ -49,7 +48,6 @@ export class Quizzes {
   readonly #run = useCaseRunner((signal) => this.reads.forCall(signal));
 
   async #getQuiz(reads: ReadRouting, quizId: string): Promise<Quiz> {
-    requireWellFormed({ quiz_id: quizId });
     if (!isDatabaseId(quizId)) throw errors.quizNotFound();
     let quiz: Quiz | undefined;
     try {

@@ -16,12 +16,11 @@ import { errors } from "./errors.js";
 import { pageInput } from "./page-input.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
-import { requireWellFormed } from "./well-formed.js";
 
 export interface ListSessionsInput {
   quizId: string;
   status?: SessionStatus;
-  /** 1..MAX_PAGE_SIZE; undefined means DEFAULT_PAGE_SIZE. */
+  /** 1..100 (the request's rule); undefined means DEFAULT_PAGE_SIZE. */
   limit?: number;
   /** A next_cursor from a previous page; undefined or "" for the first page. */
   cursor?: string;
@@ -45,7 +44,6 @@ export async function listSessions(
   userId: string,
   input: ListSessionsInput,
 ): Promise<SessionPage> {
-  requireWellFormed({ quiz_id: input.quizId, cursor: input.cursor });
   const { limit, after } = pageInput(input, decodeCursor);
   if (!isDatabaseId(input.quizId)) throw errors.quizNotFound();
 
@@ -81,7 +79,6 @@ export async function getSession(
   userId: string,
   sessionId: string,
 ): Promise<SessionDetail> {
-  requireWellFormed({ session_id: sessionId });
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   return guard(async () => {
     const [found, snapshot] = await reads.read((db) =>

@@ -14,11 +14,10 @@ import { errors } from "./errors.js";
 import { pageInput } from "./page-input.js";
 import { guard } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
-import { requireWellFormed } from "./well-formed.js";
 
 /** A page of the due list, as a transport asks for it. */
 export interface DuePageInput {
-  /** 1..MAX_PAGE_SIZE; undefined for DEFAULT_PAGE_SIZE. */
+  /** 1..100 (the request's rule); undefined for DEFAULT_PAGE_SIZE. */
   limit?: number;
   /** A next_cursor from a previous page; undefined or "" for the first page. */
   cursor?: string;
@@ -39,7 +38,6 @@ export async function listDueQuestions(
   quizId: string,
   input: DuePageInput = {},
 ): Promise<DuePage> {
-  requireWellFormed({ quiz_id: quizId, cursor: input.cursor });
   const { limit, after } = pageInput(input, decodeDueCursor);
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   const now = clock.now();

@@ -26,7 +26,6 @@ import { errors } from "./errors.js";
 import { findDueQuestions } from "./review.js";
 import { retrying } from "./service-errors.js";
 import type { SessionsContext } from "./sessions-context.js";
-import { requireWellFormed } from "./well-formed.js";
 
 export interface StartResult {
   session: Session & SessionProgress;
@@ -51,7 +50,6 @@ export async function startSession(
   quizId: string,
   mode: SessionMode = "full",
 ): Promise<StartResult> {
-  requireWellFormed({ quiz_id: quizId });
   if (!isDatabaseId(quizId)) throw errors.quizNotFound();
   return retrying(
     () => startOnce(ctx, userId, quizId, mode),

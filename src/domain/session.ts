@@ -49,18 +49,6 @@ export interface SnapshotQuestion {
   correctAnswer: string | null;
 }
 
-/** Longest answer accepted, in characters (code points). */
-export const MAX_ANSWER_LENGTH = 1000;
-
-/** Whether `text` can be stored as an answer: 1..MAX_ANSWER_LENGTH characters, not all white space. */
-export function isAcceptableAnswer(text: string): boolean {
-  if (text.trim() === "") return false;
-  // Count code points, not UTF-16 units: an emoji is one character.
-  let length = 0;
-  for (const _ of text) if (++length > MAX_ANSWER_LENGTH) return false;
-  return true;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Whether `raw` has the shape of a session id (lowercase UUID text, as the service makes them). */
@@ -71,8 +59,8 @@ export function isSessionId(raw: string): boolean {
 /** The list's status filter; `undefined` means both. */
 export type SessionStatus = "active" | "completed";
 
+/** A page's size when the request leaves it out; its range is the requests' rule (the protos). */
 export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
 
 /** In-progress sessions started more than this long ago are stale. */
 export const STALE_AFTER_MS = 7 * 24 * 60 * 60 * 1000;

@@ -15,6 +15,8 @@ export interface Problem {
   stored_answer?: unknown;
   /** A 400 of a review start with nothing due: when the next question is (null: none answered). */
   next_due_at?: string | null;
+  /** A 400 `invalid_argument` of a request: every field that is wrong (REST). */
+  errors?: { field: string; message: string }[];
 }
 
 const TITLES: Record<number, string> = {

@@ -1,29 +1,23 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
-import { MAX_PAGE_SIZE } from "../domain/session.js";
 import { titleOf } from "../edge/problem-json.js";
 import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
+import { requestSchemasOf } from "./requests.js";
 import {
   AnswerConflictProblem,
   AnswerResult,
-  DueQuery,
   DueQuestions,
-  ListQuery,
-  NewAnswer,
-  NoOptions,
   NothingDueProblem,
   Problem,
   Quiz,
-  QuizParams,
   Session,
   SessionDetail,
   SessionPage,
-  SessionParams,
-  StartOptions,
 } from "./schemas.js";
 
 /**
- * The REST gateway's route schemas, one per operation: they validate, serialize
- * and make /openapi.json, so every response a route can give is listed here.
+ * The REST gateway's route schemas, one per operation: their requests are the RPCs' request
+ * messages (requests.ts), their responses serialize, and together they make /openapi.json, so
+ * every response a route can give is listed here.
  */
 
 export const json = <T extends TSchema>(description: string, schema: T) => ({
@@ -31,25 +25,32 @@ export const json = <T extends TSchema>(description: string, schema: T) => ({
   content: { "application/json": { schema } },
 });
 
-/** One named example of a problem+json body. */
-const problemExample = (status: number, code: string, detail: string) => ({
-  value: { type: "about:blank", title: titleOf(status), status, detail, code },
+/** One named example of a problem+json body; an `invalid_argument` names its field. */
+const problemExample = (status: number, code: string, detail: string, field?: string) => ({
+  value: {
+    type: "about:blank",
+    title: titleOf(status),
+    status,
+    detail,
+    code,
+    ...(field !== undefined && { errors: [{ field, message: detail }] }),
+  },
 });
 
 /** A problem+json response, with named examples of the bodies it can carry. */
 const problems = (
   status: number,
   description: string,
-  examples: Record<string, [code: string, detail: string]>,
+  examples: Record<string, [code: string, detail: string, field?: string]>,
 ) => ({
   description,
   content: {
     "application/problem+json": {
       schema: Problem,
       examples: Object.fromEntries(
-        Object.entries(examples).map(([name, [code, detail]]) => [
+        Object.entries(examples).map(([name, [code, detail, field]]) => [
           name,
-          problemExample(status, code, detail),
+          problemExample(status, code, detail, field),
         ]),
       ),
     },
@@ -92,12 +93,17 @@ const unsupportedMediaType = problems(
 export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
 });
-/** A keyset-paged list's 400: its page size, its cursor, or a filter of its own (`filters`). */
-export const pageQueryProblems = (filters: Record<string, [code: string, detail: string]> = {}) =>
-  problems(400, "A query parameter is not valid.", {
-    limit: ["invalid_argument", `limit must be an integer from 1 to ${MAX_PAGE_SIZE}`],
+/**
+ * A keyset-paged list's 400: its page size, its cursor, or a filter of its own (`filters`);
+ * `errors` names every parameter that is wrong, `detail` says the first.
+ */
+export const pageQueryProblems = (
+  filters: Record<string, [code: string, detail: string, field: string]> = {},
+) =>
+  problems(400, "One or more query parameters are not valid: `errors` names each.", {
+    limit: ["invalid_argument", "limit must be an integer from 1 to 100", "limit"],
     ...filters,
-    cursor: ["invalid_argument", "cursor is not a next_cursor this service returned"],
+    cursor: ["invalid_argument", "cursor is not a next_cursor this service returned", "cursor"],
   });
 /** The responses a path parameter brings: 401, its one 404 whatever the cause, 503. */
 const parameterErrors = (description: string, example: string, detail: string) => ({
@@ -120,14 +126,13 @@ const sessionErrors = parameterErrors(
  * after the operation's own responses those the parameter brings (401, 404, 503).
  */
 const under =
-  <P extends TSchema, E extends object>(params: P, errors: E) =>
+  <E extends object>(errors: E) =>
   <O extends { response: object }>(operation: O) => ({
     ...operation,
-    params,
     response: { ...operation.response, ...errors },
   });
-const onQuiz = under(QuizParams, quizErrors);
-const onSession = under(SessionParams, sessionErrors);
+const onQuiz = under(quizErrors);
+const onSession = under(sessionErrors);
 const completed: [string, string] = ["failed_precondition", "session is already completed"];
 const expired: [string, string] = [
   "failed_precondition",
@@ -148,6 +153,7 @@ const tagged = <O extends Record<string, object>>(tag: string, operations: O) =>
 
 export const { getQuiz } = tagged("quizzes", {
   getQuiz: onQuiz({
+    ...requestSchemasOf.getQuiz,
     summary: "A quiz's title and questions, by position, without correct answers",
     description:
       "A live quiz on a live study guide. Missing, deleted, or under a deleted study guide: " +
@@ -160,19 +166,20 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
   "sessions",
   {
     listSessions: onQuiz({
+      ...requestSchemasOf.listSessions,
       summary: "List the caller's sessions on a quiz, newest first",
       description:
         "Ordered by started_at descending, then id descending; keyset pages. Only the " +
         "caller's own sessions. Each query parameter may be given at most once.",
-      querystring: ListQuery,
       response: {
         200: json("A page of sessions.", SessionPage),
         400: pageQueryProblems({
-          status: ["invalid_argument", 'status must be "active" or "completed"'],
+          status: ["invalid_argument", 'status must be "active" or "completed"', "status"],
         }),
       },
     }),
     startSession: onQuiz({
+      ...requestSchemasOf.startSession,
       summary: "Start a session on a quiz, or resume the caller's in-progress one",
       description:
         "Creates a session that freezes the quiz's current questions (201), or returns the " +
@@ -185,7 +192,6 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
         "questions the caller did not answer correctly (wrong or unanswered) in their latest " +
         "completed session of the quiz, in quiz order, or 400 `failed_precondition` when there " +
         "are none. An in-progress session of any mode is resumed all the same.",
-      body: StartOptions,
       response: {
         201: {
           ...json("A new session, with no answers.", SessionDetail),
@@ -201,7 +207,7 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
           description:
             "The quiz has no questions, a review start finds nothing due (`next_due_at`), a " +
             "missed start finds nothing missed, or the body is not empty or a JSON object with " +
-            "a valid `mode`.",
+            "a valid `mode` and no other field (`errors` names each field that is wrong).",
           content: {
             "application/problem+json": {
               schema: Type.Union([NothingDueProblem, Problem]),
@@ -235,6 +241,13 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
                   400,
                   "invalid_argument",
                   'mode must be "full", "review" or "missed"',
+                  "mode",
+                ),
+                unknownField: problemExample(
+                  400,
+                  "invalid_argument",
+                  "unknown field Mode: did you mean mode?",
+                  "Mode",
                 ),
               },
             },
@@ -244,6 +257,7 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
       },
     }),
     getSession: onSession({
+      ...requestSchemasOf.getSession,
       summary: "One of the caller's sessions, with its answers and snapshot",
       description:
         "Anchored on the session id alone: works after the quiz or its study guide is deleted. " +
@@ -252,6 +266,7 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
       response: { 200: json("The session.", SessionDetail) },
     }),
     submitAnswer: onSession({
+      ...requestSchemasOf.submitAnswer,
       summary: "Answer one question of an in-progress session",
       description:
         "The service decides `is_correct` (trimmed, case-insensitive, after Unicode NFC). " +
@@ -260,7 +275,6 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
         "writes nothing, also after the session is completed; a different answer is 409 " +
         "`already_exists` with the stored answer as `stored_answer`. A new answer to a " +
         "completed or expired session is 400 `failed_precondition`.",
-      body: NewAnswer,
       response: {
         201: json("The stored answer and the session's new counts.", AnswerResult),
         200: json(
@@ -271,14 +285,24 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
         400: problems(
           400,
           "A bad answer, a question outside the session, or a new answer to a completed or " +
-            "expired session.",
+            "expired session; `errors` names each field that is wrong.",
           {
             answer: [
               "invalid_argument",
               "user_answer must be 1 to 1000 characters and not only white space",
+              "user_answer",
             ],
-            question: ["invalid_argument", "question_id is not a question of this session"],
-            unicode: ["invalid_argument", "user_answer is not well-formed Unicode"],
+            question: [
+              "invalid_argument",
+              "question_id is not a question of this session",
+              "question_id",
+            ],
+            unicode: ["invalid_argument", "user_answer is not well-formed Unicode", "user_answer"],
+            unknownField: [
+              "invalid_argument",
+              "unknown field questionId: did you mean question_id?",
+              "questionId",
+            ],
             completed,
             expired,
           },
@@ -313,21 +337,22 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
       },
     }),
     completeSession: onSession({
+      ...requestSchemasOf.completeSession,
       summary: "Complete an in-progress session",
       description:
         "Sets completed_at and so the score. Completing a completed session again is a retry: " +
         "200 with the session as it is (the same completed_at and score), nothing written. An " +
         "expired session (in progress, started over 7 days ago) is 400 `failed_precondition`. " +
-        "No body, or a JSON object.",
-      body: NoOptions,
+        "No body, or an empty JSON object.",
       response: {
         200: json(
           "The completed session with its answers: completed now, or before (a retry).",
           Session,
         ),
-        400: problems(400, "The session expired, or the body is not empty or a JSON object.", {
+        400: problems(400, "The session expired, or the body is not empty or `{}`.", {
           expired,
           body: ["invalid_argument", "request body must be empty or a JSON object"],
+          unknownField: ["invalid_argument", "unknown field mode", "mode"],
         }),
         415: unsupportedMediaType,
       },
@@ -337,6 +362,7 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
 
 export const { listDueQuestions } = tagged("review", {
   listDueQuestions: onQuiz({
+    ...requestSchemasOf.listDueQuestions,
     summary: "The caller's questions of a quiz due for review now",
     description:
       "Spaced repetition over the caller's own answers: every stored answer, in any session, " +
@@ -346,7 +372,6 @@ export const { listDueQuestions } = tagged("review", {
       "earliest due first, then by position, in keyset pages; `due_count` and `new_count` " +
       "(live questions never answered) count the whole quiz; `next_due_at` the earliest due " +
       "time after now. The same 404 as the list.",
-    querystring: DueQuery,
     response: {
       200: json("A page of what is due.", DueQuestions),
       400: pageQueryProblems(),

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { codeHttpStatus, codeName, retryAfterOf } from "../app/codes.js";
-import { AnswerConflict, NothingDue } from "../app/errors.js";
+import { AnswerConflict, InvalidRequest, NothingDue } from "../app/errors.js";
 import type { AppReply } from "../app-server.js";
 import { isoTime } from "../domain/iso-time.js";
 import { type Problem, problem } from "../edge/problem-json.js";
@@ -25,6 +25,11 @@ export function toProblem(err: unknown): Problem {
     const refused = problem(codeHttpStatus(err.code), codeName(err.code), err.rawMessage);
     const next = err.nextDueAt;
     return { ...refused, next_due_at: next ? isoTime(next.getTime()) : null };
+  }
+  if (err instanceof InvalidRequest) {
+    const invalid = problem(codeHttpStatus(err.code), codeName(err.code), err.rawMessage);
+    // RFC 9457's extension member: every field that is wrong, `detail` the first.
+    return { ...invalid, errors: err.violations.map(({ field, message }) => ({ field, message })) };
   }
   if (err instanceof ConnectError) {
     const status = codeHttpStatus(err.code);

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@fastify/type-provider-typebox";
 import type { QuizPage } from "../app/list-quizzes.js";
-import { MAX_PAGE_SIZE } from "../domain/session.js";
 import { json, pageQueryProblems, unauthorized, unavailable } from "./operations.js";
+import { requestSchemasOf } from "./requests.js";
 
 /** GET /quizzes: the schemas of the quiz list, its operation, and its JSON. */
 
@@ -38,23 +38,10 @@ export const QuizList = Type.Object({
   has_more: Type.Boolean({ description: "false on the last page." }),
 });
 
-export const QuizListQuery = Type.Object({
-  limit: Type.Optional(
-    Type.String({
-      pattern: "^[0-9]+$",
-      description: `Page size: decimal digits, 1 to ${MAX_PAGE_SIZE}; 50 if absent.`,
-    }),
-  ),
-  cursor: Type.Optional(
-    Type.String({
-      description: "`next_cursor` of the previous page; absent or empty for the first page.",
-    }),
-  ),
-});
-
 export type QuizListJson = Static<typeof QuizList>;
 
 export const listQuizzes = {
+  ...requestSchemasOf.listQuizzes,
   operationId: "listQuizzes",
   tags: ["quizzes"],
   summary:
@@ -62,7 +49,6 @@ export const listQuizzes = {
   description:
     "Live quizzes on live study guides, by id, in keyset pages; deleted ones are left out. " +
     "Each query parameter may be given at most once.",
-  querystring: QuizListQuery,
   response: {
     200: json("A page of quizzes.", QuizList),
     400: pageQueryProblems(),

@@ -4,6 +4,7 @@ import { errors } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { App } from "../app-server.js";
+import { modeOf, pageSizeOf, statusOf } from "../contract/request-values.js";
 import { type ApiCallOptions, apiCalls } from "../edge/api-calls.js";
 import type { Call } from "../edge/call.js";
 import {
@@ -16,8 +17,9 @@ import {
 } from "./json.js";
 import * as operations from "./operations.js";
 import { listQuizzes, quizPageToJson } from "./quiz-list.js";
+import { requests } from "./requests.js";
+import { readRequest } from "./rest-requests.js";
 import { SharedAnswers } from "./shared-answers.js";
-import { validationError } from "./validation.js";
 
 /** What Fastify's serializer says of the JSON it writes, said of JSON written ahead. */
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -61,7 +63,9 @@ export async function restRoutes(
       }
     };
   });
-  const route = { schemaErrorFormatter: validationError };
+  // The route schemas describe (OpenAPI) and serialize; requests are read and checked by the
+  // one validation step of every transport (rest-requests.ts), so Fastify's validator passes all.
+  const route = { validatorCompiler: () => () => true };
   const schema = <S extends object>(s: S) => ({ ...s, hide: hidden });
   // An empty body means "no options" too (Fastify's parser refuses it). Any
   // other content type, text/plain included, is 415 naming the one to send.
@@ -80,13 +84,8 @@ export async function restRoutes(
       done(errors.invalidArgument("request body is not valid JSON"), undefined);
     }
   });
-  // A POST without a body is a POST of `{}`: then the body schema decides.
-  app.addHook("preValidation", async (request) => {
-    if (request.method === "POST" && request.body === undefined) request.body = {};
-  });
-
   // Each handler's work runs in an admission slot, taken now that the token
-  // is verified and the whole body read and validated, so a slot counts
+  // is verified and the whole body read and valid (readRequest), so a slot counts
   // work, never a slow sender; the work gets the call's signal, and the slot
   // is held until it has stopped (Admission.run).
   const work = <T>(
@@ -103,14 +102,10 @@ export async function restRoutes(
   };
 
   app.get("/quizzes", { ...route, schema: schema(listQuizzes) }, async (request) => {
-    const { limit, cursor } = request.query;
+    const { limit, cursor } = readRequest(requests.listQuizzes, request);
     return quizPageToJson(
       await work(request, (signal) =>
-        quizzes.listQuizzes(
-          request.userId,
-          { limit: limit === undefined ? undefined : Number(limit), cursor },
-          signal,
-        ),
+        quizzes.listQuizzes(request.userId, { limit: pageSizeOf(limit), cursor }, signal),
       ),
     );
   });
@@ -122,9 +117,8 @@ export async function restRoutes(
     "/quizzes/:quiz_id",
     { ...route, schema: schema(operations.getQuiz) },
     async (request, reply) => {
-      const quiz = quizToJson(
-        await work(request, (signal) => quizzes.getQuiz(request.params.quiz_id, signal)),
-      );
+      const { quizId } = readRequest(requests.getQuiz, request);
+      const quiz = quizToJson(await work(request, (signal) => quizzes.getQuiz(quizId, signal)));
       reply.type(JSON_TYPE);
       // Written by the route's own serializer; Fastify sends bytes as they stand.
       const bytes = quizAnswers.bytes(quiz.id, quiz, () =>
@@ -138,16 +132,11 @@ export async function restRoutes(
     "/quizzes/:quiz_id/sessions",
     { ...route, schema: schema(operations.listSessions) },
     async (request) => {
-      const { status, limit, cursor } = request.query;
+      const { quizId, status, limit, cursor } = readRequest(requests.listSessions, request);
       const page = await work(request, (signal) =>
         sessions.listSessions(
           request.userId,
-          {
-            quizId: request.params.quiz_id,
-            status,
-            limit: limit === undefined ? undefined : Number(limit),
-            cursor,
-          },
+          { quizId, status: statusOf(status), limit: pageSizeOf(limit), cursor },
           signal,
         ),
       );
@@ -163,8 +152,9 @@ export async function restRoutes(
     "/quizzes/:quiz_id/sessions",
     { ...route, schema: schema(operations.startSession) },
     async (request, reply) => {
+      const { quizId, mode } = readRequest(requests.startSession, request);
       const { session, created, questions } = await work(request, (signal) =>
-        sessions.startSession(request.userId, request.params.quiz_id, request.body.mode, signal),
+        sessions.startSession(request.userId, quizId, modeOf(mode), signal),
       );
       const body = sessionDetailToJson(session, session.answers, questions);
       if (!created) return reply.code(200).send(body);
@@ -176,13 +166,13 @@ export async function restRoutes(
     "/quizzes/:quiz_id/review",
     { ...route, schema: schema(operations.listDueQuestions) },
     async (request) => {
-      const { limit, cursor } = request.query;
+      const { quizId, limit, cursor } = readRequest(requests.listDueQuestions, request);
       return dueQuestionsToJson(
         await work(request, (signal) =>
           sessions.listDueQuestions(
             request.userId,
-            request.params.quiz_id,
-            { limit: limit === undefined ? undefined : Number(limit), cursor },
+            quizId,
+            { limit: pageSizeOf(limit), cursor },
             signal,
           ),
         ),
@@ -191,8 +181,9 @@ export async function restRoutes(
   );
 
   app.get("/sessions/:id", { ...route, schema: schema(operations.getSession) }, async (request) => {
+    const { sessionId } = readRequest(requests.getSession, request);
     const { session, questions } = await work(request, (signal) =>
-      sessions.getSession(request.userId, request.params.id, signal),
+      sessions.getSession(request.userId, sessionId, signal),
     );
     return sessionDetailToJson(session, session.answers, questions);
   });
@@ -201,16 +192,9 @@ export async function restRoutes(
     "/sessions/:id/answers",
     { ...route, schema: schema(operations.submitAnswer) },
     async (request, reply) => {
+      const { sessionId, questionId, userAnswer } = readRequest(requests.submitAnswer, request);
       const { answer, session, created } = await work(request, (signal) =>
-        sessions.submitAnswer(
-          request.userId,
-          {
-            sessionId: request.params.id,
-            questionId: request.body.question_id,
-            userAnswer: request.body.user_answer,
-          },
-          signal,
-        ),
+        sessions.submitAnswer(request.userId, { sessionId, questionId, userAnswer }, signal),
       );
       // 200: the same answer again, a retry that wrote nothing.
       return reply
@@ -223,8 +207,9 @@ export async function restRoutes(
     "/sessions/:id/complete",
     { ...route, schema: schema(operations.completeSession) },
     async (request) => {
+      const { sessionId } = readRequest(requests.completeSession, request);
       const session = await work(request, (signal) =>
-        sessions.completeSession(request.userId, request.params.id, signal),
+        sessions.completeSession(request.userId, sessionId, signal),
       );
       return sessionToJson(session, session.answers);
     },

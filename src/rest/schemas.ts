@@ -1,6 +1,5 @@
 import { type Static, type TSchema, Type } from "@fastify/type-provider-typebox";
 import type { IsoTime } from "../domain/iso-time.js";
-import { MAX_ANSWER_LENGTH, MAX_PAGE_SIZE } from "../domain/session.js";
 
 /**
  * The REST JSON, described once (validation, serialization, types, OpenAPI).
@@ -179,10 +178,35 @@ export const DueQuestions = Type.Object(
   },
 );
 
-/** RFC 9457 problem details, plus `code`, the Connect error code. */
-export const Problem = Type.Object(problemFields, {
-  description: "RFC 9457 problem details, plus `code`, the Connect error code.",
-});
+/** RFC 9457 problem details, plus `code`, the Connect error code, and for a request that is not valid `errors`. */
+export const Problem = Type.Object(
+  {
+    ...problemFields,
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String({
+            description:
+              "The field as the operation names it (snake_case): a path parameter, a query " +
+              "parameter or a body field, or the unknown body field as it was sent.",
+          }),
+          message: Type.String({ description: "What is wrong with it." }),
+        }),
+        {
+          description:
+            "`invalid_argument`: every field of the request that is wrong, in the order of the " +
+            "request's fields; `detail` is the first one's message. Absent when the request as " +
+            "a whole is refused (a body that is not a JSON object, say).",
+        },
+      ),
+    ),
+  },
+  {
+    description:
+      "RFC 9457 problem details, plus `code`, the Connect error code, and `errors` for a request " +
+      "that is not valid.",
+  },
+);
 
 /** The 409 of an answer: the problem, plus the answer that stands. */
 export const AnswerConflictProblem = Type.Object(
@@ -214,67 +238,6 @@ export const NothingDueProblem = Type.Object(
       "(an extension member).",
   },
 );
-
-// ---- requests ----
-
-export const QuizParams = Type.Object({
-  quiz_id: Type.String({
-    description: "The quiz's id. A value that names no quiz (`abc`, `0`) is 404.",
-  }),
-});
-
-export const SessionParams = Type.Object({
-  id: Type.String({
-    description: "The session's id. Another user's, unknown or malformed ids are 404.",
-  }),
-});
-
-const pageFields = {
-  limit: Type.Optional(
-    Type.String({
-      pattern: "^[0-9]+$",
-      description: `Page size: decimal digits, 1 to ${MAX_PAGE_SIZE}; 20 if absent.`,
-    }),
-  ),
-  cursor: Type.Optional(
-    Type.String({
-      description: "`next_cursor` of the previous page; absent or empty for the first page.",
-    }),
-  ),
-};
-
-export const ListQuery = Type.Object({
-  status: Type.Optional(
-    Type.Union([Type.Literal("active"), Type.Literal("completed")], {
-      description: "Only in-progress (`active`) or only `completed` sessions; both if absent.",
-    }),
-  ),
-  ...pageFields,
-});
-
-/** GET /quizzes/{quiz_id}/review: a page. */
-export const DueQuery = Type.Object(pageFields);
-
-/** A start's options: none (the whole quiz), or `mode`. Other fields are ignored. */
-export const StartOptions = Type.Object(
-  { mode: Type.Optional(Mode) },
-  {
-    description:
-      'No body, `{}`, `{"mode":"full"}` (the whole quiz), `{"mode":"review"}` or `{"mode":"missed"}`.',
-  },
-);
-
-/** POST bodies without options: none, or any JSON object (its fields are ignored). */
-export const NoOptions = Type.Object({}, { description: "No body, or a JSON object." });
-
-export const NewAnswer = Type.Object({
-  question_id: Type.String({ description: "A question of the session's snapshot." }),
-  // The length rule is the use case's (it runs after the session checks, as
-  // over RPC): stated here, not validated twice.
-  user_answer: Type.String({
-    description: `1 to ${MAX_ANSWER_LENGTH} characters (code points), not only white space; stored as sent.`,
-  }),
-});
 
 export type SessionSummaryJson = Static<typeof SessionSummary>;
 export type AnswerJson = Static<typeof Answer>;

@@ -10,6 +10,7 @@ import { callInterceptor } from "./call-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
 import { practiceSessionService } from "./practice-session-service.js";
 import { quizService } from "./quiz-service.js";
+import { validateInterceptor } from "./validate-interceptor.js";
 
 /** A set of Connect services with the interceptors they run under. */
 export interface RpcRoutes {
@@ -42,10 +43,11 @@ export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
     },
     // outcomeInterceptor first (outermost): it sees the errors of the others.
     // The call last: a slot goes only to a call whose token is verified and
-    // whose whole request is read, and is held while the handler really runs.
+    // whose whole request is read and valid, and is held while the handler really runs.
     interceptors: [
       outcomeInterceptor(options.onFailure),
       authInterceptor(options.authenticator),
+      validateInterceptor(),
       callInterceptor(options.admission, options.requestTimeoutMs),
     ],
   };

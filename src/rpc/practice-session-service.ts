@@ -3,12 +3,10 @@ import {
   AnswerConflictSchema,
   NothingDueSchema,
   type PracticeSessionService,
-  SessionMode,
-  SessionStatus,
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { AnswerConflict, errors, NothingDue } from "../app/errors.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
-import type { SessionMode as Mode, SessionStatus as Status } from "../domain/session.js";
+import { modeOf, pageSizeOf, statusOf } from "../contract/request-values.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { callSignal } from "./call-interceptor.js";
 import {
@@ -32,9 +30,8 @@ export function practiceSessionService(
         userId(ctx),
         {
           quizId: req.quizId,
-          status: fromProto(STATUSES, req.status, "status"),
-          // proto3 cannot tell 0 from unset: 0 asks for the default page size.
-          limit: req.limit === 0 ? undefined : req.limit,
+          status: statusOf(req.status),
+          limit: pageSizeOf(req.limit),
           cursor: req.cursor,
         },
         callSignal(ctx.values),
@@ -50,12 +47,7 @@ export function practiceSessionService(
 
     async startSession(req, ctx) {
       const { session, created, questions } = await sessions
-        .startSession(
-          userId(ctx),
-          req.quizId,
-          fromProto(MODES, req.mode, "mode"),
-          callSignal(ctx.values),
-        )
+        .startSession(userId(ctx), req.quizId, modeOf(req.mode), callSignal(ctx.values))
         .catch(withNextDueAt);
       return {
         $typeName: "practice.v1.StartSessionResponse",
@@ -110,8 +102,7 @@ export function practiceSessionService(
         await sessions.listDueQuestions(
           userId(ctx),
           req.quizId,
-          // proto3 cannot tell 0 from unset: 0 asks for the default page size.
-          { limit: req.limit === 0 ? undefined : req.limit, cursor: req.cursor },
+          { limit: pageSizeOf(req.limit), cursor: req.cursor },
           callSignal(ctx.values),
         ),
       );
@@ -146,24 +137,4 @@ function userId(ctx: HandlerContext): string {
   // Only reachable if the router was built without authInterceptor.
   if (id === "") throw errors.unauthenticated();
   return id;
-}
-
-const STATUSES = new Map<SessionStatus, Status | undefined>([
-  [SessionStatus.UNSPECIFIED, undefined],
-  [SessionStatus.ACTIVE, "active"],
-  [SessionStatus.COMPLETED, "completed"],
-]);
-
-const MODES = new Map<SessionMode, Mode>([
-  [SessionMode.UNSPECIFIED, "full"],
-  [SessionMode.FULL, "full"],
-  [SessionMode.REVIEW, "review"],
-  [SessionMode.MISSED, "missed"],
-]);
-
-/** A proto enum's value as `table` reads it; `what` names it in the error for one not in the table. */
-function fromProto<E extends number, T>(table: Map<E, T>, value: E, what: string): T {
-  // Enums are open: a newer client can send a value this server does not know.
-  if (!table.has(value)) throw errors.invalidArgument(`unknown ${what} ${value}`);
-  return table.get(value) as T;
 }

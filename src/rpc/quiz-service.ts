@@ -2,6 +2,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { errors } from "../app/errors.js";
 import type { Quizzes } from "../app/quizzes.js";
+import { pageSizeOf } from "../contract/request-values.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { callSignal } from "./call-interceptor.js";
 
@@ -20,8 +21,7 @@ export function quizService(quizzes: Quizzes): ServiceImpl<typeof QuizService> {
     async listQuizzes(req, ctx) {
       const page = await quizzes.listQuizzes(
         userId(ctx),
-        // proto3 cannot tell 0 from unset: 0 asks for the default page size.
-        { limit: req.limit === 0 ? undefined : req.limit, cursor: req.cursor },
+        { limit: pageSizeOf(req.limit), cursor: req.cursor },
         callSignal(ctx.values),
       );
       return {

@@ -137,15 +137,9 @@ describe("the due list's pages", () => {
     expect(review.questions.map((q) => q.questionId)).toEqual(expected);
   });
 
-  it("refuses a limit outside 1..100 and a cursor it did not make: invalid_argument", async () => {
+  it("refuses a cursor it did not make: invalid_argument", async () => {
     const user = newUser();
     const quiz = await insertQuiz(w.db, { questions: 1 });
-    for (const limit of [0, 101, -1, 1.5]) {
-      await rejection(
-        w.sessions.listDueQuestions(user, quiz.quizId, { limit }),
-        Code.InvalidArgument,
-      );
-    }
     for (const cursor of ["nope", "djEuMTIzLjQ1Ng", "ZDEuMTIzLmFiYw", "*"]) {
       await rejection(
         w.sessions.listDueQuestions(user, quiz.quizId, { cursor }),

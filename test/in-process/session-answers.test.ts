@@ -24,15 +24,19 @@ const writes = async () => [
 ];
 
 describe("SubmitAnswer", () => {
-  it("decides is_correct itself and ignores what the client claims", async () => {
+  it("decides is_correct itself: a client's claim is a field the operation does not have", async () => {
     const user = newUser();
     const quiz = await insertQuiz(svc.db);
     const { body: s } = await start(user, quiz.quizId);
-    const res = await rest<{ answer: AnswerJson }>(user, "POST", `/sessions/${s.id}/answers`, {
-      question_id: quiz.questionIds[0],
-      user_answer: "not it",
-      is_correct: true,
+    const path = `/sessions/${s.id}/answers`;
+    const answer = { question_id: quiz.questionIds[0], user_answer: "not it" };
+    const claimed = await rest(user, "POST", path, { ...answer, is_correct: true });
+    expect(claimed.status).toBe(400);
+    expect(claimed.body).toMatchObject({
+      code: "invalid_argument",
+      errors: [{ field: "is_correct", message: "unknown field is_correct" }],
     });
+    const res = await rest<{ answer: AnswerJson }>(user, "POST", path, answer);
     expect(res.body.answer.is_correct).toBe(false);
     expect((await get(user, s.id)).body.correct_answers).toBe(0);
   });

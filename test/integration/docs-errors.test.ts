@@ -180,6 +180,13 @@ const scenarios: { words: string; mysql?: boolean; run: () => Promise<Outcome[]>
           })
           .then(outcome),
         answer(user, sessionId, other.questionIds[0] ?? "", "x").then(outcome),
+        svc.rest(user, "GET", `/quizzes/${"1".repeat(65)}/sessions`).then(outcome),
+        svc
+          .rest(user, "POST", `/sessions/${sessionId}/answers`, {
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ questionId: quiz.questionIds[0], user_answer: "x" }),
+          })
+          .then(outcome),
       ]);
     },
   },

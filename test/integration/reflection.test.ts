@@ -142,8 +142,14 @@ describe("gRPC server reflection", () => {
     expect(status.code).toBe(grpc.status.OK);
     const [list, bySymbol, byName, missing] = answers as ServerReflectionResponse[];
     expect(list?.messageResponse.case).toBe("listServicesResponse");
+    // With every file it imports, transitively: protovalidate's rules (buf/validate) and
+    // the well-known types they use.
     expect(bySymbol && fileNames(bySymbol)).toEqual([
       "practice/v1/practice_session_service.proto",
+      "buf/validate/validate.proto",
+      "google/protobuf/descriptor.proto",
+      "google/protobuf/duration.proto",
+      "google/protobuf/field_mask.proto",
       "google/protobuf/timestamp.proto",
     ]);
     // Asked again on the same stream: the file itself, its imports not again.

@@ -10,6 +10,10 @@ import {
   toBinary,
   toJsonString,
 } from "@bufbuild/protobuf";
+import { ViolationsSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { ConnectError } from "@connectrpc/connect";
+import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -240,6 +244,19 @@ function msg<D extends DescMessage>(schema: D, init: MessageInitShape<D>): Msg {
   };
 }
 
+/** The fields an error's buf.validate.Violations detail names, from any protocol's answer. */
+function violatedFields(e: Exchange, protocol: Protocol): string[] {
+  const fields = Object.entries({ ...e.headers, ...e.trailers }).filter(
+    (entry): entry is [string, string] => typeof entry[1] === "string",
+  );
+  const err: ConnectError | undefined =
+    protocol === "grpc"
+      ? findTrailerError(new Headers(fields))
+      : errorFromJsonBytes(e.body, undefined, new ConnectError("not an error"));
+  const [violations] = err?.findDetails(ViolationsSchema) ?? [];
+  return (violations?.violations ?? []).map((v) => v.field?.elements[0]?.fieldName ?? "");
+}
+
 /** A response message, decoded from any protocol's body. */
 function decode<D extends DescMessage>(schema: D, e: Exchange, protocol: Protocol) {
   if (protocol === "grpc") return fromBinary(schema, e.body.subarray(5));
@@ -464,6 +481,17 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
       as,
     );
     expect(codeOf(bad)).toBe("invalid_argument");
+    // Three mistakes: one refusal naming each, in the same bytes (gRPC's status details, Connect's JSON).
+    const three = await same(
+      `${SESSIONS}/SubmitAnswer`,
+      msg(SubmitAnswerRequestSchema, {
+        sessionId: "",
+        questionId: "",
+        userAnswer: "x".repeat(1001),
+      }),
+      as,
+    );
+    expect(violatedFields(three, protocol)).toEqual(["session_id", "question_id", "user_answer"]);
     // Without a token: refused at the door, before either handler.
     const anonymous = await same(
       `${SESSIONS}/ListSessions`,

@@ -4,6 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file practice/v1/practice_session_service.proto.
  */
 export const file_practice_v1_practice_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpADCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBG1vZGUYCyABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUITChFfc2NvcmVfcGVyY2VudGFnZSK1AQoGQW5zd2VyEhgKC3F1ZXN0aW9uX2lkGAEgASgJSACIAQESGAoLdXNlcl9hbnN3ZXIYAiABKAlIAYgBARIXCgppc19jb3JyZWN0GAMgASgISAKIAQESLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9xdWVzdGlvbl9pZEIOCgxfdXNlcl9hbnN3ZXJCDQoLX2lzX2NvcnJlY3QicQoTTGlzdFNlc3Npb25zUmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJEioKBnN0YXR1cxgCIAEoDjIaLnByYWN0aWNlLnYxLlNlc3Npb25TdGF0dXMSDQoFbGltaXQYAyABKAUSDgoGY3Vyc29yGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEi4KCHNlc3Npb25zGAEgAygLMhwucHJhY3RpY2UudjEuUHJhY3RpY2VTZXNzaW9uEhMKC25leHRfY3Vyc29yGAIgASgJEhAKCGhhc19tb3JlGAMgASgIIk4KE1N0YXJ0U2Vzc2lvblJlcXVlc3QSDwoHcXVpel9pZBgBIAEoCRImCgRtb2RlGAIgASgOMhgucHJhY3RpY2UudjEuU2Vzc2lvbk1vZGUiiAEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SDwoHY3JlYXRlZBgCIAEoCBIwCglxdWVzdGlvbnMYAyADKAsyHS5wcmFjdGljZS52MS5TbmFwc2hvdFF1ZXN0aW9uIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJ+ChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQESGwoOY29ycmVjdF9hbnN3ZXIYAyABKAlIAYgBAUIOCgxfcXVlc3Rpb25faWRCEQoPX2NvcnJlY3RfYW5zd2VyIlMKE1N1Ym1pdEFuc3dlclJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRITCgtxdWVzdGlvbl9pZBgCIAEoCRITCgt1c2VyX2Fuc3dlchgDIAEoCSJqChRTdWJtaXRBbnN3ZXJSZXNwb25zZRIjCgZhbnN3ZXIYASABKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISLQoHc2Vzc2lvbhgCIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiIsChZDb21wbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiSAoXQ29tcGxldGVTZXNzaW9uUmVzcG9uc2USLQoHc2Vzc2lvbhgBIAEoCzIcLnByYWN0aWNlLnYxLlByYWN0aWNlU2Vzc2lvbiI8Cg5BbnN3ZXJDb25mbGljdBIqCg1zdG9yZWRfYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyIkkKF0xpc3REdWVRdWVzdGlvbnNSZXF1ZXN0Eg8KB3F1aXpfaWQYASABKAkSDQoFbGltaXQYAiABKAUSDgoGY3Vyc29yGAMgASgJIsgBChhMaXN0RHVlUXVlc3Rpb25zUmVzcG9uc2USKwoJcXVlc3Rpb25zGAEgAygLMhgucHJhY3RpY2UudjEuRHVlUXVlc3Rpb24SEQoJZHVlX2NvdW50GAIgASgFEhEKCW5ld19jb3VudBgDIAEoBRI0CgtuZXh0X2R1ZV9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARITCgtuZXh0X2N1cnNvchgFIAEoCUIOCgxfbmV4dF9kdWVfYXQiygEKC0R1ZVF1ZXN0aW9uEhMKC3F1ZXN0aW9uX2lkGAEgASgJEhAKCHBvc2l0aW9uGAIgASgFEioKBmR1ZV9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoQbGFzdF9hbnN3ZXJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMbGFzdF9jb3JyZWN0GAUgASgIEgwKBHJlcHMYBiABKAUSDgoGbGFwc2VzGAcgASgFIlIKCk5vdGhpbmdEdWUSNAoLbmV4dF9kdWVfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQFCDgoMX25leHRfZHVlX2F0KnQKC1Nlc3Npb25Nb2RlEhwKGFNFU1NJT05fTU9ERV9VTlNQRUNJRklFRBAAEhUKEVNFU1NJT05fTU9ERV9GVUxMEAESFwoTU0VTU0lPTl9NT0RFX1JFVklFVxACEhcKE1NFU1NJT05fTU9ERV9NSVNTRUQQAypoCg1TZXNzaW9uU3RhdHVzEh4KGlNFU1NJT05fU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVU0VTU0lPTl9TVEFUVVNfQUNUSVZFEAESHAoYU0VTU0lPTl9TVEFUVVNfQ09NUExFVEVEEAIyvgQKFlByYWN0aWNlU2Vzc2lvblNlcnZpY2USWAoMTGlzdFNlc3Npb25zEiAucHJhY3RpY2UudjEuTGlzdFNlc3Npb25zUmVxdWVzdBohLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlIgOQAgESUwoMU3RhcnRTZXNzaW9uEiAucHJhY3RpY2UudjEuU3RhcnRTZXNzaW9uUmVxdWVzdBohLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlc3BvbnNlElIKCkdldFNlc3Npb24SHi5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVxdWVzdBofLnByYWN0aWNlLnYxLkdldFNlc3Npb25SZXNwb25zZSIDkAIBElgKDFN1Ym1pdEFuc3dlchIgLnByYWN0aWNlLnYxLlN1Ym1pdEFuc3dlclJlcXVlc3QaIS5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXNwb25zZSIDkAICEmEKD0NvbXBsZXRlU2Vzc2lvbhIjLnByYWN0aWNlLnYxLkNvbXBsZXRlU2Vzc2lvblJlcXVlc3QaJC5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXNwb25zZSIDkAICEmQKEExpc3REdWVRdWVzdGlvbnMSJC5wcmFjdGljZS52MS5MaXN0RHVlUXVlc3Rpb25zUmVxdWVzdBolLnByYWN0aWNlLnYxLkxpc3REdWVRdWVzdGlvbnNSZXNwb25zZSIDkAIBYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CipwcmFjdGljZS92MS9wcmFjdGljZV9zZXNzaW9uX3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIpADCg9QcmFjdGljZVNlc3Npb24SCgoCaWQYASABKAkSDwoHcXVpel9pZBgCIAEoCRIuCgpzdGFydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxjb21wbGV0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3RvdGFsX3F1ZXN0aW9ucxgFIAEoBRIXCg9jb3JyZWN0X2Fuc3dlcnMYBiABKAUSHQoQc2NvcmVfcGVyY2VudGFnZRgHIAEoBUgAiAEBEiQKB2Fuc3dlcnMYCCADKAsyEy5wcmFjdGljZS52MS5BbnN3ZXISGgoSYW5zd2VyZWRfcXVlc3Rpb25zGAkgASgFEi4KCmV4cGlyZXNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBG1vZGUYCyABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUITChFfc2NvcmVfcGVyY2VudGFnZSK1AQoGQW5zd2VyEhgKC3F1ZXN0aW9uX2lkGAEgASgJSACIAQESGAoLdXNlcl9hbnN3ZXIYAiABKAlIAYgBARIXCgppc19jb3JyZWN0GAMgASgISAKIAQESLwoLYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg4KDF9xdWVzdGlvbl9pZEIOCgxfdXNlcl9hbnN3ZXJCDQoLX2lzX2NvcnJlY3QinAEKE0xpc3RTZXNzaW9uc1JlcXVlc3QSGwoHcXVpel9pZBgBIAEoCUIKukgHyAEBcgIYQBI0CgZzdGF0dXMYAiABKA4yGi5wcmFjdGljZS52MS5TZXNzaW9uU3RhdHVzQgi6SAWCAQIQARIYCgVsaW1pdBgDIAEoBUIJukgGGgQYZCgAEhgKBmN1cnNvchgEIAEoCUIIukgFcgMYgAEibQoUTGlzdFNlc3Npb25zUmVzcG9uc2USLgoIc2Vzc2lvbnMYASADKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAgiZAoTU3RhcnRTZXNzaW9uUmVxdWVzdBIbCgdxdWl6X2lkGAEgASgJQgq6SAfIAQFyAhhAEjAKBG1vZGUYAiABKA4yGC5wcmFjdGljZS52MS5TZXNzaW9uTW9kZUIIukgFggECEAEiiAEKFFN0YXJ0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SDwoHY3JlYXRlZBgCIAEoCBIwCglxdWVzdGlvbnMYAyADKAsyHS5wcmFjdGljZS52MS5TbmFwc2hvdFF1ZXN0aW9uIjMKEUdldFNlc3Npb25SZXF1ZXN0Eh4KCnNlc3Npb25faWQYASABKAlCCrpIB8gBAXICGEAidQoSR2V0U2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24SMAoJcXVlc3Rpb25zGAIgAygLMh0ucHJhY3RpY2UudjEuU25hcHNob3RRdWVzdGlvbiJ+ChBTbmFwc2hvdFF1ZXN0aW9uEhAKCHBvc2l0aW9uGAEgASgFEhgKC3F1ZXN0aW9uX2lkGAIgASgJSACIAQESGwoOY29ycmVjdF9hbnN3ZXIYAyABKAlIAYgBAUIOCgxfcXVlc3Rpb25faWRCEQoPX2NvcnJlY3RfYW5zd2VyIowBChNTdWJtaXRBbnN3ZXJSZXF1ZXN0Eh4KCnNlc3Npb25faWQYASABKAlCCrpIB8gBAXICGEASHwoLcXVlc3Rpb25faWQYAiABKAlCCrpIB8gBAXICGEASNAoLdXNlcl9hbnN3ZXIYAyABKAlCH7pIHMgBAXIXGOgHMhJbXlx0XG5cdlxmXHJccHtafV0iagoUU3VibWl0QW5zd2VyUmVzcG9uc2USIwoGYW5zd2VyGAEgASgLMhMucHJhY3RpY2UudjEuQW5zd2VyEi0KB3Nlc3Npb24YAiABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24iOAoWQ29tcGxldGVTZXNzaW9uUmVxdWVzdBIeCgpzZXNzaW9uX2lkGAEgASgJQgq6SAfIAQFyAhhAIkgKF0NvbXBsZXRlU2Vzc2lvblJlc3BvbnNlEi0KB3Nlc3Npb24YASABKAsyHC5wcmFjdGljZS52MS5QcmFjdGljZVNlc3Npb24iPAoOQW5zd2VyQ29uZmxpY3QSKgoNc3RvcmVkX2Fuc3dlchgBIAEoCzITLnByYWN0aWNlLnYxLkFuc3dlciJqChdMaXN0RHVlUXVlc3Rpb25zUmVxdWVzdBIbCgdxdWl6X2lkGAEgASgJQgq6SAfIAQFyAhhAEhgKBWxpbWl0GAIgASgFQgm6SAYaBBhkKAASGAoGY3Vyc29yGAMgASgJQgi6SAVyAxiAASLIAQoYTGlzdER1ZVF1ZXN0aW9uc1Jlc3BvbnNlEisKCXF1ZXN0aW9ucxgBIAMoCzIYLnByYWN0aWNlLnYxLkR1ZVF1ZXN0aW9uEhEKCWR1ZV9jb3VudBgCIAEoBRIRCgluZXdfY291bnQYAyABKAUSNAoLbmV4dF9kdWVfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESEwoLbmV4dF9jdXJzb3IYBSABKAlCDgoMX25leHRfZHVlX2F0IsoBCgtEdWVRdWVzdGlvbhITCgtxdWVzdGlvbl9pZBgBIAEoCRIQCghwb3NpdGlvbhgCIAEoBRIqCgZkdWVfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEGxhc3RfYW5zd2VyZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGxhc3RfY29ycmVjdBgFIAEoCBIMCgRyZXBzGAYgASgFEg4KBmxhcHNlcxgHIAEoBSJSCgpOb3RoaW5nRHVlEjQKC25leHRfZHVlX2F0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg4KDF9uZXh0X2R1ZV9hdCp0CgtTZXNzaW9uTW9kZRIcChhTRVNTSU9OX01PREVfVU5TUEVDSUZJRUQQABIVChFTRVNTSU9OX01PREVfRlVMTBABEhcKE1NFU1NJT05fTU9ERV9SRVZJRVcQAhIXChNTRVNTSU9OX01PREVfTUlTU0VEEAMqaAoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVNFU1NJT05fU1RBVFVTX0FDVElWRRABEhwKGFNFU1NJT05fU1RBVFVTX0NPTVBMRVRFRBACMr4EChZQcmFjdGljZVNlc3Npb25TZXJ2aWNlElgKDExpc3RTZXNzaW9ucxIgLnByYWN0aWNlLnYxLkxpc3RTZXNzaW9uc1JlcXVlc3QaIS5wcmFjdGljZS52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZSIDkAIBElMKDFN0YXJ0U2Vzc2lvbhIgLnByYWN0aWNlLnYxLlN0YXJ0U2Vzc2lvblJlcXVlc3QaIS5wcmFjdGljZS52MS5TdGFydFNlc3Npb25SZXNwb25zZRJSCgpHZXRTZXNzaW9uEh4ucHJhY3RpY2UudjEuR2V0U2Vzc2lvblJlcXVlc3QaHy5wcmFjdGljZS52MS5HZXRTZXNzaW9uUmVzcG9uc2UiA5ACARJYCgxTdWJtaXRBbnN3ZXISIC5wcmFjdGljZS52MS5TdWJtaXRBbnN3ZXJSZXF1ZXN0GiEucHJhY3RpY2UudjEuU3VibWl0QW5zd2VyUmVzcG9uc2UiA5ACAhJhCg9Db21wbGV0ZVNlc3Npb24SIy5wcmFjdGljZS52MS5Db21wbGV0ZVNlc3Npb25SZXF1ZXN0GiQucHJhY3RpY2UudjEuQ29tcGxldGVTZXNzaW9uUmVzcG9uc2UiA5ACAhJkChBMaXN0RHVlUXVlc3Rpb25zEiQucHJhY3RpY2UudjEuTGlzdER1ZVF1ZXN0aW9uc1JlcXVlc3QaJS5wcmFjdGljZS52MS5MaXN0RHVlUXVlc3Rpb25zUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * PracticeSession is one attempt by one user on one quiz.
@@ -146,11 +147,15 @@ export const AnswerSchema: GenMessage<Answer> = /*@__PURE__*/
  */
 export type ListSessionsRequest = Message<"practice.v1.ListSessionsRequest"> & {
   /**
+   * Decimal id of the quiz. Required; at most 64 characters.
+   *
    * @generated from field: string quiz_id = 1;
    */
   quizId: string;
 
   /**
+   * UNSPECIFIED (both), ACTIVE or COMPLETED.
+   *
    * @generated from field: practice.v1.SessionStatus status = 2;
    */
   status: SessionStatus;
@@ -163,7 +168,8 @@ export type ListSessionsRequest = Message<"practice.v1.ListSessionsRequest"> & {
   limit: number;
 
   /**
-   * next_cursor of the previous page; empty for the first page.
+   * next_cursor of the previous page; empty for the first page. At most 128
+   * characters.
    *
    * @generated from field: string cursor = 4;
    */
@@ -213,6 +219,8 @@ export const ListSessionsResponseSchema: GenMessage<ListSessionsResponse> = /*@_
  */
 export type StartSessionRequest = Message<"practice.v1.StartSessionRequest"> & {
   /**
+   * Decimal id of the quiz. Required; at most 64 characters.
+   *
    * @generated from field: string quiz_id = 1;
    */
   quizId: string;
@@ -273,6 +281,9 @@ export const StartSessionResponseSchema: GenMessage<StartSessionResponse> = /*@_
  */
 export type GetSessionRequest = Message<"practice.v1.GetSessionRequest"> & {
   /**
+   * The session's id (a UUID, as the service makes them). Required; at most
+   * 64 characters.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
@@ -352,19 +363,26 @@ export const SnapshotQuestionSchema: GenMessage<SnapshotQuestion> = /*@__PURE__*
  */
 export type SubmitAnswerRequest = Message<"practice.v1.SubmitAnswerRequest"> & {
   /**
+   * The session's id (a UUID, as the service makes them). Required; at most
+   * 64 characters.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
 
   /**
-   * A question of the session's snapshot, not since deleted.
+   * A question of the session's snapshot, not since deleted (a decimal id).
+   * Required; at most 64 characters.
    *
    * @generated from field: string question_id = 2;
    */
   questionId: string;
 
   /**
-   * 1 to 1000 characters, not only white space.
+   * Required: 1 to 1000 characters (Unicode code points), not only white
+   * space: at least one character that is not a tab, line feed, vertical tab,
+   * form feed, carriage return or Unicode separator (category Z, the space
+   * included). Stored byte for byte as sent.
    *
    * @generated from field: string user_answer = 3;
    */
@@ -409,6 +427,9 @@ export const SubmitAnswerResponseSchema: GenMessage<SubmitAnswerResponse> = /*@_
  */
 export type CompleteSessionRequest = Message<"practice.v1.CompleteSessionRequest"> & {
   /**
+   * The session's id (a UUID, as the service makes them). Required; at most
+   * 64 characters.
+   *
    * @generated from field: string session_id = 1;
    */
   sessionId: string;
@@ -467,6 +488,8 @@ export const AnswerConflictSchema: GenMessage<AnswerConflict> = /*@__PURE__*/
  */
 export type ListDueQuestionsRequest = Message<"practice.v1.ListDueQuestionsRequest"> & {
   /**
+   * Decimal id of the quiz. Required; at most 64 characters.
+   *
    * @generated from field: string quiz_id = 1;
    */
   quizId: string;
@@ -479,7 +502,8 @@ export type ListDueQuestionsRequest = Message<"practice.v1.ListDueQuestionsReque
   limit: number;
 
   /**
-   * next_cursor of the previous page; empty for the first page.
+   * next_cursor of the previous page; empty for the first page. At most 128
+   * characters.
    *
    * @generated from field: string cursor = 3;
    */
@@ -707,6 +731,12 @@ export const SessionStatusSchema: GenEnum<SessionStatus> = /*@__PURE__*/
  * resume a session on a quiz, and browse the history of the user's sessions.
  *
  * Every call needs `authorization: Bearer <JWT>`; the user is the token's `sub`.
+ *
+ * What a valid request is, is stated on its fields as protovalidate rules
+ * (`buf.validate`): a request that breaks any of them is INVALID_ARGUMENT with
+ * every violation in a `buf.validate.Violations` error detail (the field's
+ * path, the rule's id, a message). Ids are checked for presence and length
+ * only: an id that names nothing, whatever its form, is NOT_FOUND.
  *
  * @generated from service practice.v1.PracticeSessionService
  */

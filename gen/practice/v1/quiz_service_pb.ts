@@ -4,13 +4,14 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file practice/v1/quiz_service.proto.
  */
 export const file_practice_v1_quiz_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wcmFjdGljZS92MS9xdWl6X3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIjMKEkxpc3RRdWl6emVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZjdXJzb3IYAiABKAkiZwoTTGlzdFF1aXp6ZXNSZXNwb25zZRIpCgdxdWl6emVzGAEgAygLMhgucHJhY3RpY2UudjEuUXVpelN1bW1hcnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAgiiQEKC1F1aXpTdW1tYXJ5EgoKAmlkGAEgASgJEhYKDnN0dWR5X2d1aWRlX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEhYKDnF1ZXN0aW9uX2NvdW50GAQgASgFEhwKFGluX3Byb2dyZXNzX3Nlc3Npb25zGAUgASgFEhEKCWR1ZV9jb3VudBgGIAEoBSIhCg5HZXRRdWl6UmVxdWVzdBIPCgdxdWl6X2lkGAEgASgJIjIKD0dldFF1aXpSZXNwb25zZRIfCgRxdWl6GAEgASgLMhEucHJhY3RpY2UudjEuUXVpeiJnCgRRdWl6EgoKAmlkGAEgASgJEhYKDnN0dWR5X2d1aWRlX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEiwKCXF1ZXN0aW9ucxgEIAMoCzIZLnByYWN0aWNlLnYxLlF1aXpRdWVzdGlvbiI8CgxRdWl6UXVlc3Rpb24SCgoCaWQYASABKAkSEAoIcG9zaXRpb24YAiABKAUSDgoGcHJvbXB0GAMgASgJMq8BCgtRdWl6U2VydmljZRJJCgdHZXRRdWl6EhsucHJhY3RpY2UudjEuR2V0UXVpelJlcXVlc3QaHC5wcmFjdGljZS52MS5HZXRRdWl6UmVzcG9uc2UiA5ACARJVCgtMaXN0UXVpenplcxIfLnByYWN0aWNlLnYxLkxpc3RRdWl6emVzUmVxdWVzdBogLnByYWN0aWNlLnYxLkxpc3RRdWl6emVzUmVzcG9uc2UiA5ACAWIGcHJvdG8z");
+  fileDesc("Ch5wcmFjdGljZS92MS9xdWl6X3NlcnZpY2UucHJvdG8SC3ByYWN0aWNlLnYxIkgKEkxpc3RRdWl6emVzUmVxdWVzdBIYCgVsaW1pdBgBIAEoBUIJukgGGgQYZCgAEhgKBmN1cnNvchgCIAEoCUIIukgFcgMYgAEiZwoTTGlzdFF1aXp6ZXNSZXNwb25zZRIpCgdxdWl6emVzGAEgAygLMhgucHJhY3RpY2UudjEuUXVpelN1bW1hcnkSEwoLbmV4dF9jdXJzb3IYAiABKAkSEAoIaGFzX21vcmUYAyABKAgiiQEKC1F1aXpTdW1tYXJ5EgoKAmlkGAEgASgJEhYKDnN0dWR5X2d1aWRlX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEhYKDnF1ZXN0aW9uX2NvdW50GAQgASgFEhwKFGluX3Byb2dyZXNzX3Nlc3Npb25zGAUgASgFEhEKCWR1ZV9jb3VudBgGIAEoBSItCg5HZXRRdWl6UmVxdWVzdBIbCgdxdWl6X2lkGAEgASgJQgq6SAfIAQFyAhhAIjIKD0dldFF1aXpSZXNwb25zZRIfCgRxdWl6GAEgASgLMhEucHJhY3RpY2UudjEuUXVpeiJnCgRRdWl6EgoKAmlkGAEgASgJEhYKDnN0dWR5X2d1aWRlX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEiwKCXF1ZXN0aW9ucxgEIAMoCzIZLnByYWN0aWNlLnYxLlF1aXpRdWVzdGlvbiI8CgxRdWl6UXVlc3Rpb24SCgoCaWQYASABKAkSEAoIcG9zaXRpb24YAiABKAUSDgoGcHJvbXB0GAMgASgJMq8BCgtRdWl6U2VydmljZRJJCgdHZXRRdWl6EhsucHJhY3RpY2UudjEuR2V0UXVpelJlcXVlc3QaHC5wcmFjdGljZS52MS5HZXRRdWl6UmVzcG9uc2UiA5ACARJVCgtMaXN0UXVpenplcxIfLnByYWN0aWNlLnYxLkxpc3RRdWl6emVzUmVxdWVzdBogLnByYWN0aWNlLnYxLkxpc3RRdWl6emVzUmVzcG9uc2UiA5ACAWIGcHJvdG8z", [file_buf_validate_validate]);
 
 /**
  * @generated from message practice.v1.ListQuizzesRequest
@@ -24,7 +25,8 @@ export type ListQuizzesRequest = Message<"practice.v1.ListQuizzesRequest"> & {
   limit: number;
 
   /**
-   * The next_cursor of the previous page; empty for the first page.
+   * The next_cursor of the previous page; empty for the first page. At most
+   * 128 characters.
    *
    * @generated from field: string cursor = 2;
    */
@@ -128,7 +130,7 @@ export const QuizSummarySchema: GenMessage<QuizSummary> = /*@__PURE__*/
  */
 export type GetQuizRequest = Message<"practice.v1.GetQuizRequest"> & {
   /**
-   * Decimal id of the quiz.
+   * Decimal id of the quiz. Required; at most 64 characters.
    *
    * @generated from field: string quiz_id = 1;
    */
@@ -237,7 +239,10 @@ export const QuizQuestionSchema: GenMessage<QuizQuestion> = /*@__PURE__*/
  * prompts, to show while practising. Correct answers are never sent here;
  * a completed session's review carries them (PracticeSessionService.GetSession).
  *
- * Every call needs `authorization: Bearer <JWT>`.
+ * Every call needs `authorization: Bearer <JWT>`. Requests are checked as
+ * PracticeSessionService's are: INVALID_ARGUMENT with a
+ * `buf.validate.Violations` error detail naming every field that breaks its
+ * rules.
  *
  * @generated from service practice.v1.QuizService
  */

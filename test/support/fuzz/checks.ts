@@ -17,9 +17,13 @@ export const LEAK_LIKE = /SELECT|practice_sessions|sqlMessage|ER_|\.ts:/;
 
 const HTTP_OK_FOR_CONNECT_ERRORS = new Set([400, 401, 404, 408, 409, 413, 415, 429, 499]);
 
-/** A REST error body: problem+json whose status is the one its code maps to, with no internals. */
+/**
+ * A REST error body: problem+json whose status is the one its code maps to, with no internals;
+ * an `invalid_argument` may name its fields (`errors`, the first one's message in `detail`).
+ */
 export function expectProblem(body: unknown, status: number) {
-  expect(body).toEqual({
+  const { errors, ...problem } = body as { errors?: { field: string; message: string }[] };
+  expect(problem).toEqual({
     type: expect.any(String),
     title: expect.any(String),
     status,
@@ -27,6 +31,13 @@ export function expectProblem(body: unknown, status: number) {
     code: expect.any(String),
   });
   const code = (body as { code: string }).code;
+  if (errors !== undefined) {
+    expect(code).toBe("invalid_argument");
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors)
+      expect(e).toEqual({ field: expect.any(String), message: expect.any(String) });
+    expect(errors[0]?.message).toBe((body as { detail: string }).detail);
+  }
   // 413 (resource_exhausted), 415 (invalid_argument) and 405 (unimplemented)
   // keep HTTP's own status; every other status is the one Connect's table gives the code.
   if (status === 413) expect(code).toBe("resource_exhausted");

@@ -1,3 +1,4 @@
+import type { Quiz } from "./arbitraries.js";
 import type { ConnectList, ConnectStart, GrpcRequest, RestRequest } from "./requests.js";
 
 /**
@@ -5,6 +6,21 @@ import type { ConnectList, ConnectStart, GrpcRequest, RestRequest } from "./requ
  * from the contract (README's error table), not from the code. A list means
  * that several answers are fine (the input does not decide between them).
  */
+
+/** An id the requests' rule refuses (none, or over 64 characters) is invalid, whatever it names. */
+const refusedId = (quiz: Quiz) => quiz.raw === "" || [...quiz.raw].length > 64;
+
+/**
+ * A start's JSON object body: valid with no field but `mode`, and a `mode` of "full" (the
+ * others may be refused for want of questions due or missed); a field the operation does not
+ * have is invalid.
+ */
+function startBody(text: string | undefined): "full" | "other" | "invalid" {
+  const body = JSON.parse(text ?? "{}") as Record<string, unknown>;
+  if (Object.keys(body).some((k) => k !== "mode")) return "invalid";
+  if (body.mode === undefined || body.mode === "full") return "full";
+  return ["review", "missed"].includes(body.mode as string) ? "other" : "invalid";
+}
 
 /** The HTTP status of a REST request. */
 export function expectedRest(r: RestRequest): number | number[] {
@@ -17,7 +33,7 @@ export function expectedRest(r: RestRequest): number | number[] {
   if (r.method !== "GET" && r.method !== "POST") return [404, 405, 401];
   if (r.auth !== "valid") return 401;
   if (r.method === "GET") {
-    if (!r.query.valid) return 400;
+    if (!r.query.valid || refusedId(r.quiz)) return 400;
     return r.quiz.kind === "live" || r.quiz.kind === "no-questions" ? 200 : 404;
   }
   if (r.body.kind === "huge") return 413;
@@ -27,8 +43,12 @@ export function expectedRest(r: RestRequest): number | number[] {
       return r.body.contentType === "application/json" ? 400 : [400, 415];
     case "json":
       return 400;
-    default:
-      return r.quiz.kind === "live" ? [200, 201] : r.quiz.kind === "no-questions" ? 400 : 404;
+    default: {
+      const body = r.body.kind === "object" ? startBody(r.body.text) : "full";
+      if (body === "invalid" || refusedId(r.quiz)) return 400;
+      if (r.quiz.kind !== "live") return r.quiz.kind === "no-questions" ? 400 : 404;
+      return body === "full" ? [200, 201] : [200, 201, 400];
+    }
   }
 }
 
@@ -50,6 +70,8 @@ export function expectedConnectList(r: ConnectList): string | string[] {
     return "invalid_argument";
   }
   if (fields.includes("app")) return "invalid_argument";
+  // quiz_id is required, and at most 64 characters.
+  if (r.quizAs === "missing" || refusedId(r.quiz)) return "invalid_argument";
   const quizOk =
     r.quizAs === "string" && (r.quiz.kind === "live" || r.quiz.kind === "no-questions");
   return quizOk ? "ok" : "not_found";
@@ -59,6 +81,7 @@ export function expectedConnectList(r: ConnectList): string | string[] {
 export function expectedConnectStart(r: ConnectStart): string | string[] {
   if (r.auth !== "valid") return "unauthenticated";
   if (r.shape !== "json") return ["invalid_argument", "not_found", "ok", "failed_precondition"];
+  if (refusedId(r.quiz)) return "invalid_argument";
   if (r.quiz.kind === "live") return "ok";
   if (r.quiz.kind === "no-questions") return "failed_precondition";
   return "not_found";
@@ -67,6 +90,7 @@ export function expectedConnectStart(r: ConnectStart): string | string[] {
 /** The gRPC code (as Connect names it) of a typed grpc-js call. */
 export function expectedGrpc(r: GrpcRequest): string {
   const quizOk = r.quiz.kind === "live" || r.quiz.kind === "no-questions";
+  if (refusedId(r.quiz)) return "invalid_argument";
   if (r.start) {
     return r.quiz.kind === "live"
       ? "ok"

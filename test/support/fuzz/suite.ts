@@ -83,15 +83,25 @@ export function badInputSuite(scale: number) {
 
     it("answers URLs Fastify refuses before routing with problem+json, never echoing the URL", async () => {
       const missing = await world.svc.rest(FUZZER, "GET", "/quizzes/999999999/sessions");
-      const missingBody = await missing.json();
+      const missingBody = (await missing.json()) as Record<string, unknown>;
+      // A quiz id over its 64 characters, short enough for the router to read or not.
       for (const path of [
         `/quizzes/${"a".repeat(1000)}/sessions`,
+        `/api/quizzes/${"9".repeat(2000)}/sessions`,
         `/api/quizzes/${"9".repeat(300)}/sessions`,
       ]) {
         const res = await world.svc.rest(FUZZER, "GET", path);
-        expect(res.status).toBe(404);
+        expect(res.status).toBe(400);
         expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-        expect(await res.json()).toEqual(missingBody);
+        const message = "quiz_id must be at most 64 characters";
+        expect(await res.json()).toEqual({
+          ...missingBody,
+          title: "Bad Request",
+          status: 400,
+          code: "invalid_argument",
+          detail: message,
+          errors: [{ field: "quiz_id", message }],
+        });
       }
       for (const path of [
         "/quizzes/%/sessions",
