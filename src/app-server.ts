@@ -1,4 +1,10 @@
-import type { Http2Server, Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type {
+  Http2Server,
+  Http2ServerRequest,
+  Http2ServerResponse,
+  IncomingHttpHeaders,
+  ServerHttp2Stream,
+} from "node:http2";
 import type {
   FastifyBaseLogger,
   FastifyInstance,
@@ -39,4 +45,28 @@ export type AppReply = FastifyReply<
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
+}
+
+/** Takes an HTTP/2 stream if it is a call this serves (true); false leaves it to the app. */
+export type StreamTaker = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  rawHeaders: string[],
+) => boolean;
+
+/**
+ * HTTP/2 streams served before the app's compatibility layer and router
+ * (rpc/grpc-streams.ts): the edge offers each new stream to it first.
+ */
+export interface StreamPath {
+  take: StreamTaker;
+  /** From now on no stream is taken: the app answers them as it closes. */
+  drain(): void;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The app's stream path, if it has one (server.ts). */
+    streamPath: StreamPath | null;
+  }
 }

@@ -64,8 +64,10 @@ import { restRoutes } from "./rest/routes.js";
 import { serializerCompilers } from "./rest/serializing.js";
 import { userIdKey } from "./rpc/auth-interceptor.js";
 import { callKey } from "./rpc/call-interceptor.js";
+import { grpcStreams } from "./rpc/grpc-streams.js";
 import { callOutcomeKey, outcomeInterceptor } from "./rpc/outcome-interceptor.js";
 import { practiceRpc, type RpcRoutes } from "./rpc/practice-routes.js";
+import type { ServedBy } from "./rpc/short-path-call.js";
 import {
   connectionKey,
   STREAM_LIMITS,
@@ -105,7 +107,7 @@ export interface ServerDeps {
   /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
   rpcShortPath?: boolean;
   /** Told which handler answered each call on a short-path route (tests). */
-  onShortPathServed?: (by: "short path" | "connect") => void;
+  onShortPathServed?: (by: ServedBy) => void;
   /** A SERVER span per request (ops/trace-requests.ts): on when OpenTelemetry is; default off. */
   tracing?: boolean;
 }
@@ -178,8 +180,9 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     file_grpc_reflection_v1alpha_reflection,
   );
 
-  // Picks rpc/unary-short-path.ts's routes for unary gRPC and Connect calls.
+  // Picks rpc/unary-short-path.ts's routes for unary Connect calls.
   app.addConstraintStrategy(unaryShortPathConstraint);
+  app.decorate("streamPath", null);
   // Hooks on the root, before any route, so that every scope gets them.
   observeRequests(app, requestLog, procedurePaths(services));
   decorateCalls(app, { requestTimeoutMs });
@@ -210,6 +213,13 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     jsonOptions: STRICT_JSON_OPTIONS,
   };
   const onFailure = (err: unknown, status: number) => logFailure(deps.logger, err, status);
+  // What our unary paths run Connect's pieces with: connect-fastify's defaults, as its route has them.
+  const connectOptions = {
+    acceptCompression: [compressionGzip, compressionBrotli],
+    readMaxBytes: MAX_BODY_BYTES,
+    compressMinBytes: COMPRESS_MIN_BYTES,
+    jsonOptions: STRICT_JSON_OPTIONS,
+  };
   // What every API call gets at the edge, REST and RPC alike (edge/api-calls.ts).
   const edge = {
     authenticator: deps.authenticator,
@@ -267,14 +277,20 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
           interceptors,
           contextValues: rpcOptions.contextValues,
           onServed: deps.onShortPathServed,
-          connectOptions: {
-            // connect-fastify's default, which the Connect route runs with.
-            acceptCompression: [compressionGzip, compressionBrotli],
-            readMaxBytes: MAX_BODY_BYTES,
-            compressMinBytes: COMPRESS_MIN_BYTES,
-            jsonOptions: STRICT_JSON_OPTIONS,
-          },
+          connectOptions,
         });
+      });
+      // Unary gRPC over HTTP/2, taken by the edge before Fastify (rpc/grpc-streams.ts).
+      app.streamPath = grpcStreams({
+        routes: group.routes,
+        interceptors,
+        connectOptions,
+        door: edge,
+        requestLog,
+        logger: deps.logger,
+        tracing: deps.tracing === true,
+        trustProxy: (deps.trustProxy ?? false) !== false,
+        onServed: deps.onShortPathServed,
       });
     }
   }

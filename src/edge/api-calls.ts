@@ -1,10 +1,7 @@
-import { ConnectError } from "@connectrpc/connect";
 import type { App, AppReply, AppRequest } from "../app-server.js";
-import type { Authenticator } from "../auth/authenticator.js";
-import type { Admission } from "../ops/admission.js";
 import { recordOutcome } from "../ops/outcome.js";
-import type { RefusalPace } from "../ops/refusal-pace.js";
-import { type Call, callerGone, callTimeoutMs, deadlineExceeded, startCall } from "./call.js";
+import type { Call } from "./call.js";
+import { type Arrival, type DoorOptions, enterCall } from "./call-door.js";
 import { type LimitSettings, requestReadLimitMs } from "./call-limits.js";
 import { answerDeadline, answerEarly, type RestAnswer } from "./early-answer.js";
 
@@ -21,13 +18,7 @@ declare module "fastify" {
   }
 }
 
-export interface ApiCallOptions {
-  authenticator: Authenticator;
-  admission: Admission;
-  /** REQUEST_TIMEOUT_MS: the longest a call may take, unless the client says less. */
-  requestTimeoutMs: number;
-  /** How refusals are paced, per caller. */
-  pace: RefusalPace;
+export interface ApiCallOptions extends DoorOptions {
   /** How a REST call's refusal is written (problem+json). */
   restAnswer: RestAnswer;
 }
@@ -43,74 +34,37 @@ export function decorateCalls(app: App, settings: LimitSettings): void {
 }
 
 /**
- * What every API call gets, REST and RPC alike, from one place: its one
- * deadline (`grpc-timeout`, `connect-timeout-ms` or REQUEST_TIMEOUT_MS,
- * whichever is first) and its signal, answered here if it passes while the
- * request is still arriving; then, before the body is read, the caller
- * (the token's user, or the client's address without a valid token) and
- * the door: a call without a valid token, or one that admission would
- * refuse (the caller over its share, or the queue full), is answered at
- * once, or held first if that caller keeps being refused. Register in each
- * API scope.
+ * Brings every API call of `scope`, REST and RPC alike, through the door
+ * (edge/call-door.ts) before its body is read. Register in each API scope.
  */
 export function apiCalls(scope: App, options: ApiCallOptions): void {
-  const { authenticator, admission, requestTimeoutMs, pace, restAnswer } = options;
   scope.addHook("onRequest", async (request, reply) => {
-    // Until then, a call refused at the door is answered with its refusal.
-    let pastDoor = false;
-    request.call = startCall(
-      reply.raw,
-      // The protocol's own deadline header counts for its calls only, not REST's.
-      request.routeOptions.config.rpc
-        ? callTimeoutMs(request.headers, requestTimeoutMs)
-        : requestTimeoutMs,
-      admission,
-      () => {
-        // REST: answered here, whatever its handler still awaits, as Fastify's
-        // own handlerTimeout answers; what the handler ends with later is not
-        // sent (rest/routes.ts). RPC: Connect's handlers race the same signal
-        // and answer themselves, so only a request still arriving is answered here.
-        if (pastDoor && !request.routeOptions.config.rpc) answerDeadline(reply);
-        else if (!request.raw.complete) answerEarly(request, reply, deadlineExceeded(), restAnswer);
+    const entered = await enterCall(
+      arrivalOf(request, reply, options.restAnswer),
+      options,
+      (call) => {
+        request.call = call;
       },
     );
-    let refusal: unknown;
-    try {
-      const userId = await authenticator.authenticate(request.headers.authorization);
-      recordOutcome(request, { userId });
-      request.callerKey = `user:${userId}`;
-    } catch (err) {
-      refusal = err;
-      request.callerKey = `address:${request.ip}`;
-    }
-    // Gone already (its FIN came with its request, read by now): nothing more
-    // is read or done for it; its call is counted as its response closes.
-    if (callerGone(reply.raw)) {
-      reply.hijack();
-      return reply;
-    }
-    refusal ??= admission.refusalBeforeRead(request.callerKey);
-    if (refusal === undefined) {
-      pastDoor = true;
-      return;
-    }
-    await refuse(request, reply, refusal);
+    if (entered.userId !== undefined) recordOutcome(request, { userId: entered.userId });
+    request.callerKey = entered.callerKey;
+    if (entered.through) return;
+    // Nobody to answer: nothing more is done for it; it is counted as its response closes.
+    if (entered.left) reply.hijack();
     return reply;
   });
-  async function refuse(request: AppRequest, reply: AppReply, err: unknown) {
-    const holdMs = pace.holdMs(request.callerKey);
-    if (holdMs > 0) {
-      const call = request.call;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(holdMs, call ? call.remainingMs() : holdMs));
-        function done() {
-          clearTimeout(timer);
-          call?.signal.removeEventListener("abort", done);
-          resolve();
-        }
-        call?.signal.addEventListener("abort", done, { once: true });
-      });
-    }
-    answerEarly(request, reply, ConnectError.from(err), restAnswer);
-  }
+}
+
+/** A Fastify request as the door sees it. */
+function arrivalOf(request: AppRequest, reply: AppReply, restAnswer: RestAnswer): Arrival {
+  const rpc = request.routeOptions.config.rpc === true;
+  return {
+    answering: reply.raw,
+    headers: request.headers,
+    rpc,
+    ip: () => request.ip,
+    complete: () => request.raw.complete,
+    answerEarly: (err) => answerEarly(request, reply, err, restAnswer),
+    answerDeadline: () => answerDeadline(reply),
+  };
 }

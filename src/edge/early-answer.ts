@@ -30,34 +30,21 @@ export function answerEarly(
   }
   const meaning = meaningOf(err.code);
   recordOutcome(request, { code: meaning.name });
+  const type = request.headers["content-type"] ?? "";
+  if (type.startsWith("application/grpc")) {
+    const raw = request.raw as { stream?: ServerHttp2Stream };
+    if (raw.stream !== undefined) {
+      reply.hijack();
+      answerTrailersOnly(raw.stream, type, err);
+      return;
+    }
+    void reply.code(200).headers(grpcStatusHeaders(type, err)).send();
+    return;
+  }
   const retryAfter =
     meaning.retryAfterSeconds === undefined
       ? {}
       : { "retry-after": String(meaning.retryAfterSeconds) };
-  const type = request.headers["content-type"] ?? "";
-  if (type.startsWith("application/grpc")) {
-    const headers = {
-      // The error's metadata (a 401's www-authenticate) as gRPC metadata.
-      ...Object.fromEntries(err.metadata),
-      "content-type": type.split(";")[0] ?? type,
-      "grpc-status": String(meaning.grpcStatus),
-      "grpc-message": grpcMessage(err.rawMessage),
-      ...retryAfter,
-    };
-    const raw = request.raw as { stream?: ServerHttp2Stream };
-    if (raw.stream !== undefined) {
-      // Trailers-only: one HEADERS frame that ends the stream, as gRPC
-      // clients expect (an empty DATA after them reads as a broken call).
-      reply.hijack();
-      if (!raw.stream.destroyed && !raw.stream.headersSent) {
-        raw.stream.respond({ ":status": 200, ...headers }, { endStream: true });
-        endUnfinishedRequest(raw.stream);
-      }
-      return;
-    }
-    void reply.code(200).headers(headers).send();
-    return;
-  }
   for (const [name, value] of err.metadata) reply.header(name, value);
   endUnfinishedOnceAnswered(reply);
   void reply
@@ -65,6 +52,36 @@ export function answerEarly(
     .headers(retryAfter)
     .type("application/json")
     .send(JSON.stringify({ code: meaning.name, message: err.rawMessage }));
+}
+
+/**
+ * A gRPC call's error as a trailers-only answer: one HEADERS frame that
+ * ends the stream, as gRPC clients expect (an empty DATA after them reads
+ * as a broken call); a request still arriving is ended after it. Nothing on
+ * a stream already answered or gone.
+ */
+export function answerTrailersOnly(
+  stream: ServerHttp2Stream,
+  contentType: string,
+  err: ConnectError,
+): void {
+  if (stream.destroyed || stream.headersSent) return;
+  stream.respond({ ":status": 200, ...grpcStatusHeaders(contentType, err) }, { endStream: true });
+  endUnfinishedRequest(stream);
+}
+
+/** The headers of a gRPC error: its metadata (a 401's www-authenticate), status, message and Retry-After. */
+function grpcStatusHeaders(contentType: string, err: ConnectError): Record<string, string> {
+  const meaning = meaningOf(err.code);
+  return {
+    ...Object.fromEntries(err.metadata),
+    "content-type": contentType.split(";")[0] ?? contentType,
+    "grpc-status": String(meaning.grpcStatus),
+    "grpc-message": grpcMessage(err.rawMessage),
+    ...(meaning.retryAfterSeconds === undefined
+      ? {}
+      : { "retry-after": String(meaning.retryAfterSeconds) }),
+  };
 }
 
 /** What grpc-message must not hold as it is (gRPC's PROTOCOL-HTTP2.md): "%" and all but printable ASCII. */

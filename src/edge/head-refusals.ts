@@ -60,6 +60,24 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
 }
 
 /**
+ * Whether an HTTP/2 header list (`rawHeaders`: names and values in turn) is
+ * over the SETTINGS_MAX_HEADER_LIST_SIZE advertised, counted as RFC 9113
+ * §6.5.2 counts it: each field's name and value and 32 octets.
+ */
+export function headListTooLarge(rawHeaders: readonly string[]): boolean {
+  let size = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    size += (rawHeaders[i]?.length ?? 0) + (rawHeaders[i + 1]?.length ?? 0) + 32;
+  }
+  return size > MAX_HEADER_BYTES;
+}
+
+/** An RPC's refusal of a header list over the limit: `resource_exhausted`. */
+export function headTooLarge(): ConnectError {
+  return new ConnectError(TOO_LARGE, Code.ResourceExhausted);
+}
+
+/**
  * An HTTP/2 `onRequest` hook: Node does not enforce the SETTINGS_MAX_HEADER_LIST_SIZE
  * it advertises, so a larger header list gets 431 here (RFC 9113 §6.5.2);
  * an RPC, its protocol's `resource_exhausted` (gRPC: trailers-only).
@@ -68,17 +86,13 @@ export async function refuseLargeHttp2Head(
   request: AppRequest,
   reply: AppReply,
 ): Promise<AppReply | undefined> {
-  if (request.raw.httpVersionMajor !== 2) return undefined;
-  const raw = request.raw.rawHeaders;
-  let size = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    size += (raw[i]?.length ?? 0) + (raw[i + 1]?.length ?? 0) + 32;
+  if (request.raw.httpVersionMajor !== 2 || !headListTooLarge(request.raw.rawHeaders)) {
+    return undefined;
   }
-  if (size <= MAX_HEADER_BYTES) return undefined;
   // RPC callers get their protocol's answer (gRPC a trailers-only
   // RESOURCE_EXHAUSTED): a bare 431 reaches a gRPC client as `unknown`.
   if (request.routeOptions.config.rpc) {
-    answerEarly(request, reply, new ConnectError(TOO_LARGE, Code.ResourceExhausted), sendNothing);
+    answerEarly(request, reply, headTooLarge(), sendNothing);
     return reply;
   }
   const refusal = refusalOf("HPE_HEADER_OVERFLOW");

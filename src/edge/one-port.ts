@@ -7,7 +7,7 @@ import {
 } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
-import type { App, TlsFiles } from "../app-server.js";
+import type { App, StreamPath, TlsFiles } from "../app-server.js";
 import { type EdgeConfig, edgeConfig } from "../config.js";
 import {
   CLOSE_IDLE_ABOVE,
@@ -82,6 +82,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
   });
   const sessions = new Set<Http2Session>();
   const timers = new SessionTimers();
+  offerStreams(h2, app.streamPath);
   const unfinished = new UnfinishedRequests(app.requestReadLimitMs);
   h2.on("session", (session: Http2Session) => {
     sessions.add(session);
@@ -183,6 +184,7 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       }),
     async close(timeoutMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      app.streamPath?.drain();
       h1.drain();
       // GOAWAY: HTTP/2 clients open no new stream here; open ones finish.
       for (const session of sessions) session.close();
@@ -197,6 +199,28 @@ export function servePort(app: App, options: OnePortOptions = {}): OnePortServer
       return cut;
     },
   };
+}
+
+type StreamListener = (
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  flags: number,
+  rawHeaders: string[],
+) => void;
+
+/**
+ * Offers each new HTTP/2 stream to `path` first (app-server.ts, StreamPath);
+ * what it leaves goes on to the server's own listener, the compatibility
+ * layer that makes Fastify's request and response of it.
+ */
+function offerStreams(h2: App["server"], path: StreamPath | null): void {
+  if (path === null) return;
+  const compat = h2.listeners("stream") as StreamListener[];
+  h2.removeAllListeners("stream");
+  h2.on("stream", (stream, headers, flags, rawHeaders) => {
+    if (path.take(stream, headers, rawHeaders)) return;
+    for (const listener of compat) listener.call(h2, stream, headers, flags, rawHeaders);
+  });
 }
 
 /**

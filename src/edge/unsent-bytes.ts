@@ -1,6 +1,11 @@
-import { constants, type Http2Session, type ServerHttp2Stream } from "node:http2";
+import type { ServerResponse } from "node:http";
+import {
+  constants,
+  type Http2ServerResponse,
+  type Http2Session,
+  type ServerHttp2Stream,
+} from "node:http2";
 import type { Socket } from "node:net";
-import type { Answering } from "./call.js";
 import type { IdleConnections } from "./idle-connections.js";
 
 /** How often the unsent bytes of every HTTP/2 answer are looked at. */
@@ -82,7 +87,9 @@ const watched = new WeakMap<Http2Session, SessionWatch>();
  * the call stops), so no answer is computed for a session that cannot take
  * it now, and none is refused: a reader's bytes keep moving.
  */
-export function roomForAnswer(res: Answering): Promise<void> | undefined {
+export function roomForAnswer(
+  res: ServerResponse | Http2ServerResponse | ServerHttp2Stream,
+): Promise<void> | undefined {
   const session = "stream" in res ? res.stream.session : "session" in res ? res.session : undefined;
   const watch = session === undefined ? undefined : watched.get(session);
   if (watch === undefined) return undefined;

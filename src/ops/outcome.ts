@@ -52,13 +52,40 @@ export function outcomeOf(
   reply: AppReply,
   transport: Transport,
 ): { code: string; user: string | undefined } {
-  const gone =
-    (request.resultCode === "" && !reply.raw.writableEnded) ||
-    (request.resultCode !== "ok" && clientLeft(request));
   return {
-    code: gone ? "canceled" : outcomeCode(request.resultCode, reply.statusCode, transport),
+    code: callCode({
+      said: request.resultCode,
+      answered: reply.raw.writableEnded,
+      left: clientLeft(request),
+      status: reply.statusCode,
+      transport,
+    }),
     user: request.userId || undefined,
   };
+}
+
+/**
+ * A call's Connect code for its log line and metrics, whatever carried it
+ * (see `outcomeOf`): "canceled" if it was never answered, or failed after
+ * its client left; else what the call said, else what the HTTP status tells.
+ */
+export function callCode(call: {
+  /** What the call or the error mapping said ("" if nothing). */
+  said: string;
+  /** Whether its answer was all written. */
+  answered: boolean;
+  /** Whether its client reset its stream or closed its connection. */
+  left: boolean;
+  status: number;
+  transport: Transport;
+}): string {
+  const gone = (call.said === "" && !call.answered) || (call.said !== "ok" && call.left);
+  return gone ? "canceled" : outcomeCode(call.said, call.status, call.transport);
+}
+
+/** Whether a client reset `rstCode` means it left: any code but NO_ERROR (RFC 9113 §7). */
+export function resetByClient(rstCode: number | undefined): boolean {
+  return rstCode !== undefined && rstCode !== H2_NO_ERROR;
 }
 
 /**
@@ -69,8 +96,7 @@ export function outcomeOf(
  */
 function clientLeft(request: AppRequest): boolean {
   const raw = request.raw as { aborted?: boolean; stream?: { rstCode?: number } };
-  const reset = raw.stream?.rstCode;
-  return raw.aborted === true || (reset !== undefined && reset !== H2_NO_ERROR);
+  return raw.aborted === true || resetByClient(raw.stream?.rstCode);
 }
 
 /** RST_STREAM NO_ERROR (RFC 9113 §7). */

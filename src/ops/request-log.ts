@@ -101,7 +101,11 @@ export interface CallRecord {
 }
 
 /** What `RequestLog` needs of a logger: pino's, or a Fastify request's (a pino child, typed without `isLevelEnabled`). */
-type LineLogger = Pick<Logger, "info" | "debug"> & { isLevelEnabled?(level: string): boolean };
+export interface LineLogger {
+  info(fields: object, msg: string): void;
+  debug(fields: object, msg: string): void;
+  isLevelEnabled?(level: string): boolean;
+}
 
 /** Outcomes whose every line is written: served calls, and faults of ours. */
 const ALWAYS_LOGGED = new Set(["ok", "internal", "unknown", "data_loss"]);

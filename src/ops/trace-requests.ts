@@ -18,7 +18,7 @@ declare module "fastify" {
 }
 
 /** What a route's spans are named and say of it, whatever the request. */
-interface RouteTrace {
+export interface RouteTrace {
   name: string;
   /** RPC routes: `rpc.service` and `rpc.method`. */
   rpc?: { service: string; method: string };
@@ -57,32 +57,59 @@ export function traceRequests(app: App): void {
     const config = request.routeOptions.config;
     // Probes (quiet routes: /healthz, /readyz) every few seconds would bury the calls.
     if (config.quiet) return done();
-    const names = config.trace;
-    // Attributes only once sampled: a call that is not costs no attribute work.
-    const { span, context: traceContext } = startSpanFrom(
-      request.headers,
-      names?.name ?? request.method,
-      { kind: SpanKind.SERVER },
-    );
-    if (span.isRecording()) {
-      span.setAttribute("http.request.method", request.method);
-      const protocol = request.raw.httpVersion === "2.0" ? "2" : request.raw.httpVersion;
-      span.setAttribute("network.protocol.version", protocol);
-      span.setAttribute("url.path", request.url.split("?", 1)[0] ?? "/");
-      span.setAttribute("url.scheme", request.protocol);
-      if (names?.rpc) {
-        const transport = rpcTransport(request.headers["content-type"]);
-        span.setAttribute("rpc.system", transport === "connect" ? "connect_rpc" : "grpc");
-        span.setAttribute("rpc.service", names.rpc.service);
-        span.setAttribute("rpc.method", names.rpc.method);
-      } else if (names?.route !== undefined) {
-        span.setAttribute("http.route", names.route);
-      }
-    }
+    const { span, context: traceContext } = startServerSpan({
+      headers: request.headers,
+      method: request.method,
+      httpVersion: request.raw.httpVersion,
+      path: request.url.split("?", 1)[0] ?? "/",
+      scheme: request.protocol,
+      trace: config.trace,
+    });
     request.traceSpan = span;
     request.traceContext = traceContext;
     context.with(traceContext, done);
   });
+}
+
+/**
+ * A request's SERVER span, its parent the caller's `traceparent` when there
+ * is a valid one, and the context with it active. Attributes only once
+ * sampled: a call that is not costs no attribute work.
+ */
+export function startServerSpan(request: {
+  headers: Record<string, string | string[] | undefined>;
+  method: string;
+  httpVersion: string;
+  path: string;
+  scheme: string;
+  /** The route's names (`routeTrace`). */
+  trace: RouteTrace | undefined;
+}): { span: Span; context: Context } {
+  const names = request.trace;
+  const started = startSpanFrom(request.headers, names?.name ?? request.method, {
+    kind: SpanKind.SERVER,
+  });
+  const span = started.span;
+  if (span.isRecording()) {
+    span.setAttribute("http.request.method", request.method);
+    const protocol = request.httpVersion === "2.0" ? "2" : request.httpVersion;
+    span.setAttribute("network.protocol.version", protocol);
+    span.setAttribute("url.path", request.path);
+    span.setAttribute("url.scheme", request.scheme);
+    if (names?.rpc) {
+      const transport = rpcTransport(firstValue(request.headers["content-type"]));
+      span.setAttribute("rpc.system", transport === "connect" ? "connect_rpc" : "grpc");
+      span.setAttribute("rpc.service", names.rpc.service);
+      span.setAttribute("rpc.method", names.rpc.method);
+    } else if (names?.route !== undefined) {
+      span.setAttribute("http.route", names.route);
+    }
+  }
+  return started;
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**
@@ -126,7 +153,7 @@ function reenterTraceContext(
  * `practice.v1.PracticeSessionService/StartSession` (rpc.service/rpc.method)
  * for RPC, "METHOD /route" for REST: the labels observeRequests gave the route.
  */
-function routeTrace(config: { rpc?: boolean; procedure?: string }, url: string): RouteTrace {
+export function routeTrace(config: { rpc?: boolean; procedure?: string }, url: string): RouteTrace {
   const procedure = config.procedure ?? url;
   if (config.rpc) {
     const [service = "", method = ""] = procedure.slice(1).split("/");

@@ -1,5 +1,4 @@
-import type { IncomingMessage } from "node:http";
-import type { Http2ServerRequest } from "node:http2";
+import type { IncomingHttpHeaders } from "node:http";
 import { fromBinary } from "@bufbuild/protobuf";
 import {
   Code,
@@ -14,8 +13,7 @@ import {
   invokeUnaryImplementation,
   type validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { recordOutcome } from "../ops/outcome.js";
+import type { Call as EdgeCall } from "../edge/call.js";
 
 /**
  * What the short path's protocol answers share: the call as they see it, the reply they give,
@@ -25,16 +23,26 @@ import { recordOutcome } from "../ops/outcome.js";
 
 export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
 export type Options = ReturnType<typeof validateUniversalHandlerOptions>;
-type RawRequest = IncomingMessage | Http2ServerRequest;
 
-/** One unary call, its whole body read. */
+/** Which handler answered a call of our unary paths (the differential test's question). */
+export type ServedBy = "short path" | "grpc stream" | "connect";
+
+/**
+ * One unary call, its whole body read: what the protocols' answers need of
+ * it, from a Fastify route (rpc/unary-short-path.ts) or an HTTP/2 stream
+ * (rpc/grpc-streams.ts) alike.
+ */
 export interface Call {
-  req: FastifyRequest;
-  raw: RawRequest;
-  res: FastifyReply["raw"];
+  headers: IncomingHttpHeaders;
+  /** The call's URL, as connect-node builds it. */
+  url(): string;
+  /** The edge's call (edge/call.ts): its deadline and its signal. */
+  edge: EdgeCall;
   body: Uint8Array;
   spec: UnarySpec;
   values: ContextValues;
+  /** Records how the call ended where no interceptor does (a message that does not parse). */
+  settle(code: string): void;
 }
 
 /** The answer to write: status, headers, body, and trailers (gRPC). */
@@ -60,8 +68,8 @@ export function negotiateCompression(
 ) {
   return compressionNegotiate(
     opt.acceptCompression,
-    header(call.req, encoding),
-    header(call.req, acceptEncoding),
+    header(call.headers, encoding),
+    header(call.headers, acceptEncoding),
     acceptEncoding,
   );
 }
@@ -88,7 +96,7 @@ function parseBinary(call: Call, bytes: Uint8Array) {
   try {
     return fromBinary(call.spec.method.input, bytes);
   } catch (e) {
-    recordOutcome(call.req, { code: "invalid_argument" });
+    call.settle("invalid_argument");
     const reason = e instanceof Error ? e.message : String(e);
     throw new ConnectError(`parse binary: ${reason}`, Code.InvalidArgument);
   }
@@ -134,34 +142,33 @@ export function handlerContext(
   protocolName: string,
   responseHeader: Record<string, string>,
 ): HandlerContext {
-  const { raw, spec } = call;
-  const edge = call.req.call;
-  if (edge === null) throw new Error("the short path runs in a scope with edge/api-calls.ts");
+  const { spec, edge } = call;
   return {
     service: spec.method.parent,
     method: spec.method,
     requestMethod: "POST",
     protocolName,
-    url: callUrl(raw),
+    url: call.url(),
     signal: edge.signal,
     timeoutMs: edge.remainingMs,
-    requestHeader: requestHeaders(call.req),
+    requestHeader: requestHeaders(call.headers),
     responseHeader: new Headers(responseHeader),
     responseTrailer: new Headers(),
     values: call.values,
   };
 }
 
-/** The call's URL as connect-node builds it. */
-function callUrl(raw: RawRequest): string {
-  const encrypted = "encrypted" in raw.socket && raw.socket.encrypted;
-  const authority = "authority" in raw ? raw.authority : raw.headers.host;
+/**
+ * The call's URL as connect-node builds it, from its scheme, authority and
+ * path. A method's path from one host is the same text call after call:
+ * parsed once.
+ */
+export function callUrl(encrypted: boolean, authority: string | undefined, path: string): string {
   const base = `${encrypted ? "https" : "http"}://${authority}`;
-  // A method's path from one host is the same text call after call: parsed once.
-  const key = `${base} ${raw.url}`;
+  const key = `${base} ${path}`;
   let url = urls.get(key);
   if (url === undefined) {
-    url = new URL(raw.url ?? "", base).toString();
+    url = new URL(path, base).toString();
     if (urls.size >= URLS_KEPT) urls.clear();
     urls.set(key, url);
   }
@@ -198,17 +205,29 @@ export async function envelope(
   return out;
 }
 
-export function header(req: FastifyRequest, name: string): string | null {
-  const value = req.headers[name];
+export function header(headers: IncomingHttpHeaders, name: string): string | null {
+  const value = headers[name];
   return typeof value === "string" ? value : null;
 }
 
-export function requestHeaders(req: FastifyRequest): Headers {
+export function requestHeaders(headers: IncomingHttpHeaders): Headers {
   const out = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
+  for (const [k, v] of Object.entries(headers)) {
     if (k.startsWith(":") || v === undefined) continue;
     if (Array.isArray(v)) for (const e of v) out.append(k, e);
     else out.append(k, String(v));
   }
+  return out;
+}
+
+/** Headers as connect-node hands them to Node: repeated names (set-cookie) as arrays. */
+export function nodeHeaders(headers: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  headers.forEach((value, key) => {
+    const existing = out[key];
+    if (existing === undefined) out[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[key] = [existing, value];
+  });
   return out;
 }

@@ -31,11 +31,11 @@ export function connectAnswer(
   json: JsonWriter | undefined,
 ): Answer {
   return async (call) => {
-    const { req, body } = call;
-    const binary = header(req, "content-type")?.toLowerCase() === contentTypeUnaryProto;
-    const timeout = parseConnectTimeout(header(req, "connect-timeout-ms"), opt.maxTimeoutMs);
+    const { headers, body } = call;
+    const binary = header(headers, "content-type")?.toLowerCase() === contentTypeUnaryProto;
+    const timeout = parseConnectTimeout(header(headers, "connect-timeout-ms"), opt.maxTimeoutMs);
     const compression = negotiateCompression(call, opt, "content-encoding", "accept-encoding");
-    const length = header(req, "content-length");
+    const length = header(headers, "content-length");
     if (
       timeout.error ||
       compression.error ||

@@ -21,8 +21,8 @@ type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
 /** The answer Connect's gRPC handler gives. */
 export function grpcAnswer(opt: Options, binary: BinaryWriter | undefined): Answer {
   return async (call) => {
-    const { req, body, spec } = call;
-    const timeout = parseGrpcTimeout(header(req, "grpc-timeout"), opt.maxTimeoutMs);
+    const { headers, body, spec } = call;
+    const timeout = parseGrpcTimeout(header(headers, "grpc-timeout"), opt.maxTimeoutMs);
     const compression = negotiateCompression(call, opt, "grpc-encoding", "grpc-accept-encoding");
     if (timeout.error || compression.error || body.length < 5) return undefined;
     const flags = body[0] as number;

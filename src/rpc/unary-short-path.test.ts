@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 
-// The short path (unary-short-path.ts, short-path-*.ts) uses exports Connect marks private:
-// they may change in any release. Connect is pinned to exact versions, and
+// Our unary paths (unary-methods.ts, unary-short-path.ts, grpc-streams.ts, short-path-*.ts)
+// use exports Connect marks private: they may change in any release. Connect is pinned to exact versions, and
 // this fails when an upgrade removes or reshapes one of them.
 
 const PINNED = [
@@ -21,6 +21,7 @@ const PRIVATE_IMPORTS: Record<string, Record<string, { kind: string; arity?: num
     invokeUnaryImplementation: { kind: "function", arity: 4 },
     mergeNonProtocolHeaders: { kind: "function", arity: 2 },
     UniversalHandler: { kind: "type" },
+    UniversalServerResponse: { kind: "type" },
     validateUniversalHandlerOptions: { kind: "function", arity: 1 },
   },
   "@connectrpc/connect/protocol-connect": {
@@ -39,7 +40,7 @@ const PRIVATE_IMPORTS: Record<string, Record<string, { kind: string; arity?: num
 
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8"));
 
-describe("the short path's private Connect imports", () => {
+describe("our unary paths' private Connect imports", () => {
   it("Connect's packages are pinned to one exact version, the one installed", () => {
     const pkg = json("package.json");
     const declared = { ...pkg.dependencies, ...pkg.devDependencies } as Record<string, string>;
@@ -52,10 +53,12 @@ describe("the short path's private Connect imports", () => {
     expect(versions.size).toBe(1);
   });
 
-  it("lists every import of the short path's files from Connect's protocol modules", () => {
+  it("lists every import of their files from Connect's protocol modules", () => {
     const dir = new URL(".", import.meta.url);
     const source = readdirSync(dir)
-      .filter((f) => /^(unary-short-path|short-path-[\w-]+)\.ts$/.test(f))
+      .filter((f) =>
+        /^(unary-short-path|unary-methods|grpc-streams|short-path-[\w-]+)\.ts$/.test(f),
+      )
       .map((f) => readFileSync(new URL(f, dir), "utf8"))
       .join("\n");
     const found: Record<string, Set<string>> = {};

@@ -44,8 +44,11 @@ import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
 
 // The same unary calls (gRPC, Connect JSON, Connect binary), byte for byte,
-// through the short path (rpc/unary-short-path.ts) and through Connect's own
-// handler: one database, one clock, two servers that differ only in RPC_SHORT_PATH.
+// through our own paths (gRPC on HTTP/2's stream API, rpc/grpc-streams.ts;
+// Connect on Fastify's short path, rpc/unary-short-path.ts) and through
+// Connect's own handler: one database, one clock, two servers that differ
+// only in RPC_SHORT_PATH. Date headers aside (Node's compatibility layer adds
+// one, grpc-js does not), the only difference allowed is who answered.
 
 const SESSIONS = "/practice.v1.PracticeSessionService";
 const QUIZZES = "/practice.v1.QuizService";
@@ -63,10 +66,10 @@ interface Side {
 }
 
 /**
- * Who answered a call on the side with the short path: the short path itself, Connect's
- * handler behind it, or neither (refused at the door, or on no short-path route).
+ * Who answered a call on the side with our paths: the stream path (gRPC), the short path
+ * (Connect), Connect's handler behind either, or neither (refused at the door, or on neither path).
  */
-type Answerer = "short path" | "connect" | "neither";
+type Answerer = "grpc stream" | "short path" | "connect" | "neither";
 
 let database: TestDatabase;
 const clock = new FakeClock(new Date("2026-05-01T10:00:00Z"));
@@ -95,13 +98,14 @@ async function side(rpcShortPath: boolean): Promise<Side> {
   const port = servePort(app);
   await port.listen(0, "127.0.0.1");
   const url = `http://127.0.0.1:${(port.server.address() as AddressInfo).port}`;
-  const shortRoutes = ["grpc", "connect"].filter((protocol) =>
+  const shortRoutes = ["connect"].filter((protocol) =>
     app.hasRoute({
       method: "POST",
       url: `${SESSIONS}/ListSessions`,
       constraints: { unaryShortPath: protocol },
     }),
   );
+  if (app.streamPath !== null) shortRoutes.push("grpc stream");
   return { url, port, admission, shortRoutes, h2: connect(url), served };
 }
 
@@ -277,12 +281,12 @@ async function both(path: string, message: Msg | Uint8Array, init: CallInit = {}
   return [a, b, by] as const;
 }
 
-/** Both sides answer alike, and on the short path's side `by` answered. */
+/** Both sides answer alike, and on our paths' side `by` answered (by default, our path of the protocol). */
 async function same(
   path: string,
   message: Msg | Uint8Array,
   init: CallInit = {},
-  by: Answerer = "short path",
+  by: Answerer = (init.protocol ?? "grpc") === "grpc" ? "grpc stream" : "short path",
 ) {
   const [a, b, answerer] = await both(path, message, init);
   expect(a).toEqual(b);
@@ -295,8 +299,8 @@ beforeAll(async () => {
   quiz = await insertQuiz(database.db, { questions: 3 });
 });
 
-it("the setting adds the short path's routes, or leaves every call to Connect", () => {
-  expect(short.shortRoutes).toEqual(["grpc", "connect"]);
+it("the setting adds our paths (Connect's short routes, the gRPC stream path), or leaves every call to Connect", () => {
+  expect(short.shortRoutes).toEqual(["connect", "grpc stream"]);
   expect(plain.shortRoutes).toEqual([]);
 });
 
@@ -368,7 +372,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
     }
     for (const s of [short, plain]) {
       const signal = signals.get(s);
-      expect(signal, s === short ? "short path" : "connect").toBeInstanceOf(AbortSignal);
+      expect(signal, s === short ? "our path" : "connect").toBeInstanceOf(AbortSignal);
       await expect.poll(() => signal?.aborted).toBe(true);
     }
   });
@@ -654,7 +658,7 @@ describe.each(PROTOCOLS)("%s: the short path answers exactly as Connect's handle
   );
 });
 
-describe("gRPC: bodies the short path leaves to Connect", () => {
+describe("gRPC: bodies the stream path leaves to Connect's handler", () => {
   it("two messages in a unary call, a truncated envelope, a bad grpc-timeout, a compressed frame without an encoding", async () => {
     const one = msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
     const framed = frame(one.binary);
@@ -684,6 +688,46 @@ describe("gRPC: bodies the short path leaves to Connect", () => {
     );
     expect(a).toEqual(b);
     expect(a?.status).toBe(200);
+  });
+});
+
+describe("gRPC: what the stream path leaves to Fastify's path, and what it answers before any handler", () => {
+  it("an unknown method, a browser's call (origin): the same bytes", async () => {
+    const list = msg(ListSessionsRequestSchema, { quizId: quiz.quizId });
+    const unknown = await same(`${SESSIONS}/Nope`, list, {}, "neither");
+    // No route: the gateway's 404, whichever path, as before.
+    expect(codeOf(unknown)).toBe("not_found");
+    const browser = await same(
+      `${SESSIONS}/ListSessions`,
+      list,
+      { headers: { origin: "https://app.example.com" } },
+      "neither",
+    );
+    expect(codeOf(browser)).toBe("ok");
+  });
+
+  it("a deadline that passes while the request still arrives: deadline_exceeded, trailers-only, on both", async () => {
+    const answers = await Promise.all(
+      [short, plain].map(async (s) => {
+        const stream = s.h2.request({
+          ":method": "POST",
+          ":path": `${SESSIONS}/ListSessions`,
+          "content-type": "application/grpc",
+          te: "trailers",
+          "grpc-timeout": "200m",
+          authorization: `Bearer ${await token("alice")}`,
+        });
+        stream.on("error", () => {});
+        // Half an envelope, and no more.
+        stream.write(Buffer.from([0, 0, 0, 0, 9]));
+        return new Promise<Record<string, unknown>>((resolve) => {
+          stream.once("response", (h) => resolve(withoutVolatile(h)));
+        });
+      }),
+    );
+    const [a, b] = answers;
+    expect(a).toEqual(b);
+    expect(a?.["grpc-status"]).toBe("4");
   });
 });
 
