@@ -12,6 +12,7 @@ import { type Store, sqliteFile, storeOf } from "./store-url.js";
 
 export { createDatabaseIfMissing, dropDatabase } from "./create-database.js";
 export { databaseName, describeStore, type Store, storeOf } from "./store-url.js";
+export { unusableSessionIn } from "./unusable-session.js";
 
 export interface DatabaseOptions {
   url: string;
