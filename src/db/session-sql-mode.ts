@@ -4,12 +4,18 @@ import { UnusableSession } from "./unusable-session.js";
 /**
  * sql_mode flags that change what the service's statements mean: a backslash as a plain
  * character (NO_BACKSLASH_ESCAPES), a double-quoted string as a name (ANSI_QUOTES), `||` as
- * concatenation, and the combined modes that set them.
+ * concatenation, an empty string as NULL (EMPTY_STRING_IS_NULL), `SET a = b, b = a` reading
+ * old values (SIMULTANEOUS_ASSIGNMENT), `NOT a BETWEEN …` grouped otherwise
+ * (HIGH_NOT_PRECEDENCE), CHAR values read padded, and the combined modes that set them.
  */
 const MEANING_CHANGING_MODES = new Set([
   "NO_BACKSLASH_ESCAPES",
   "ANSI_QUOTES",
   "PIPES_AS_CONCAT",
+  "EMPTY_STRING_IS_NULL",
+  "SIMULTANEOUS_ASSIGNMENT",
+  "HIGH_NOT_PRECEDENCE",
+  "PAD_CHAR_TO_FULL_LENGTH",
   "ANSI",
   "ORACLE",
   "MSSQL",

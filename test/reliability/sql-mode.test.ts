@@ -21,6 +21,7 @@ const MODES = [
   "ANSI",
   "ANSI_QUOTES",
   "ORACLE",
+  "EMPTY_STRING_IS_NULL",
   "DEFAULT",
 ];
 
@@ -108,6 +109,43 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
     }
   });
 
+  it("two caller texts compare whatever form each is written in, in every sql_mode, on a connection that sets nothing", async () => {
+    // Plain ASCII and other text (each written in its own form), and an empty one.
+    const texts = ["abc", "ABC", "é", "É", "😀 𝄞", "", "a'b", "x"];
+    // A connection as mysql2 opens it: its collation (utf8mb4_unicode_ci) is not utf8mb4's default.
+    const c = await createConnection({ uri: serverUrl });
+    try {
+      for (const mode of MODES) {
+        await c.query(`SET SESSION sql_mode = ${mode === "DEFAULT" ? mode : `'${mode}'`}`);
+        for (const a of texts) {
+          for (const b of texts) {
+            const [rows] = await c.query(
+              inlineValues("SELECT ? = ? AS eq, ? IN (?, ?) AS within, STRCMP(?, ?) AS cmp", [
+                a,
+                b,
+                a,
+                b,
+                "x",
+                a,
+                b,
+              ]),
+            );
+            const row = (rows as Record<string, unknown>[])[0];
+            // utf8mb4's default collation on MariaDB: case- and accent-insensitive.
+            const same = a.localeCompare(b, "en", { sensitivity: "base" }) === 0;
+            expect(Number(row?.eq), `${mode}: ${a} = ${b}`).toBe(same ? 1 : 0);
+            expect(Number(row?.within), `${mode}: ${a} IN (${b}, x)`).toBe(
+              same || a === "x" ? 1 : 0,
+            );
+            expect(row?.cmp === 0, `${mode}: STRCMP(${a}, ${b})`).toBe(same);
+          }
+        }
+      }
+    } finally {
+      await c.end();
+    }
+  });
+
   for (const mode of MODES) {
     describe(`global sql_mode ${mode}`, () => {
       let svc: TestService;
@@ -150,7 +188,14 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
           svc.serviceDb,
         );
         const flags = String(rows[0]?.mode).split(",");
-        for (const unsafe of ["NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "PIPES_AS_CONCAT", "ANSI"])
+        for (const unsafe of [
+          "NO_BACKSLASH_ESCAPES",
+          "ANSI_QUOTES",
+          "PIPES_AS_CONCAT",
+          "ANSI",
+          "EMPTY_STRING_IS_NULL",
+          "SIMULTANEOUS_ASSIGNMENT",
+        ])
           expect(flags).not.toContain(unsafe);
       });
 
