@@ -64,6 +64,18 @@ export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined):
   return stopped as Kysely<DB>;
 }
 
+/**
+ * `target` for the call `db` runs for: with `db`'s plugins, its call's signal among them, so
+ * that statements of that call on another database stop with it (a test's own plugins
+ * see them too). Only the call's signal: the call's own copy, made once (withSignal).
+ */
+export function forCallOf<DB>(target: Kysely<DB>, db: Kysely<DB>): Kysely<DB> {
+  const plugins = db.getExecutor().plugins;
+  const [only] = plugins;
+  if (plugins.length === 1 && only instanceof CallSignal) return withSignal(target, only.signal);
+  return plugins.reduce((out, plugin) => out.withPlugin(plugin), target);
+}
+
 /** The signal of the call `query` runs for, if any. */
 export function signalOf(query: CompiledQuery): AbortSignal | undefined {
   return (query.query as Marked)[CALL_SIGNAL];
