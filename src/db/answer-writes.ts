@@ -8,6 +8,7 @@ import { outboxEvent } from "./outbox-event.js";
 import { insertEventsStatement } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
+import { STATEMENT_SEPARATOR } from "./statement-marker.js";
 
 /** What an answer writes once it is counted. */
 export interface AnswerWrites {
@@ -85,7 +86,7 @@ async function executeInTurn(
   }
   const joined = rawStatement(
     trx,
-    statements.map((s) => inlineValues(s.sql, s.parameters)).join(";\n"),
+    statements.map((s) => inlineValues(s.sql, s.parameters)).join(STATEMENT_SEPARATOR),
     [],
   );
   // mysql2 answers a multi-statement query with one result header per statement.

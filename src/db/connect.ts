@@ -72,7 +72,11 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // misreads (inline-values.ts). Opened as answers need them, as many as the users' pool.
   const answersPool = mysqlPool(options, options.poolSize, true);
   const answersDb = new Kysely<Database>({
-    dialect: new StoppableMysqlDialect(answersPool, { ...stopping, onSession }),
+    dialect: new StoppableMysqlDialect(answersPool, {
+      ...stopping,
+      onSession,
+      severalStatements: true,
+    }),
   });
   // Not on Galera, nor before it is known: there, a transaction aborted by a
   // conflicting write in the middle of a multi-statement request can report

@@ -8,8 +8,9 @@ import {
 import type { Pool, PoolConnection } from "mysql2";
 import { endsTransaction, signalOf } from "./cancel.js";
 import { inlineValues } from "./inline-values.js";
-import type { StatementKiller } from "./kill-statement.js";
+import type { StatementKiller, StopOutcome } from "./kill-statement.js";
 import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { marked, nextMarker } from "./statement-marker.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 export interface StoppableOptions {
@@ -17,6 +18,8 @@ export interface StoppableOptions {
   /** A new connection's whole set-up (DB_CONNECT_TIMEOUT_MS, as for opening it). */
   setupMs: number;
   killer: StatementKiller;
+  /** Whether the pool's connections take several statements in one request (answer-writes.ts). */
+  severalStatements?: boolean;
   /** Told of each new connection's server, once it is ready. */
   onSession?: (session: ServerSession) => void;
 }
@@ -77,34 +80,37 @@ export class StoppableMysqlDialect extends MysqlDialect {
   }
 }
 
-/** How long a stopped statement may go on after its KILL QUERY before it gets another. */
+/** How long a stopped statement may go on after a look for it before another. */
 const KILL_AGAIN_MS = 250;
+/**
+ * Looks for a stopped statement that see it nowhere before its connection is closed instead:
+ * not on the server yet, or on a server that looks like its own and no KILL connection reaches.
+ */
+const MAX_UNSEEN = 4;
 
 /** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
 let sending: AbortSignal | undefined;
 
 /**
- * `connection` as Kysely uses it. A stopped call's statement gets `KILL QUERY` on its own server
- * and is answered once it has returned; past `timeoutMs`, or with no KILL reaching its server,
- * the connection is destroyed (and its session KILLed where one can reach it).
+ * `connection` as Kysely uses it. A stopped call's statement is found on its own server and
+ * KILLed there (kill-statement.ts), and is answered once it has returned; past `timeoutMs`,
+ * or when no KILL can reach it, the connection is destroyed (and the statement KILLed where
+ * one can reach it).
  */
 function stoppableConnection(
   connection: PoolConnection,
   session: ServerSession,
-  { timeoutMs, killer }: StoppableOptions,
+  { timeoutMs, killer, severalStatements = false }: StoppableOptions,
 ): MysqlPoolConnection {
   const threadId = connection.threadId;
-  const kill = (statement: "KILL QUERY" | "KILL"): Promise<boolean> =>
-    session.killable && typeof threadId === "number"
-      ? killer.kill(session.server, `${statement} ${threadId}`)
-      : Promise.resolve(false);
   // Once destroyed here, mysql2 never answers the commands queued on the
   // connection (its rollback, say): they fail at once instead.
   let destroyed: unknown;
   const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
     const signal = sending;
     sending = undefined;
-    if (callback === undefined) return send(connection, sql, parameters);
+    const marker = nextMarker();
+    if (callback === undefined) return send(connection, marker, sql, parameters, severalStatements);
     if (destroyed !== undefined) {
       process.nextTick(callback, destroyed);
       return undefined;
@@ -114,6 +120,10 @@ function stoppableConnection(
       process.nextTick(callback, signal.reason);
       return undefined;
     }
+    const stop = (lookFurther: boolean): Promise<StopOutcome> =>
+      session.killable && typeof threadId === "number"
+        ? killer.stop({ server: session.server, threadId, marker, lookFurther })
+        : Promise.resolve("unreachable");
     let settled = false;
     const settle = () => {
       if (settled) return false;
@@ -130,27 +140,30 @@ function stoppableConnection(
         fatal: true,
       });
       connection.destroy();
-      kill("KILL").catch(() => {});
+      stop(true).catch(() => {});
       callback(err, undefined as never);
     };
     // Stopped: answered with the signal's reason once the statement has
-    // returned (`returned`) and no KILL QUERY is on its way (`killing`), so
-    // none can reach the connection's next statement.
+    // returned (`returned`) and no KILL is on its way (`killing`), so none
+    // can reach the connection's next statement.
     let returned = false;
     let killing = false;
+    let unseen = 0;
     let again: NodeJS.Timeout | undefined;
     const stopped = () => {
       if (returned && !killing && settle()) callback(signal?.reason, undefined as never);
     };
     const onAbort = () => {
       killing = true;
-      kill("KILL QUERY").then(
-        (done) => {
+      stop(unseen > 0).then(
+        (outcome) => {
           killing = false;
-          if (!done) return cutOff(signal?.reason);
           if (returned) return stopped();
-          // A KILL QUERY that reached the server before the statement did
-          // ended nothing: again, until the statement has returned.
+          if (outcome === "unreachable") return cutOff(signal?.reason);
+          unseen = outcome === "stopped" ? 0 : unseen + 1;
+          if (unseen >= MAX_UNSEEN) return cutOff(signal?.reason);
+          // Not on its server yet, or KILLed and still ending: look again
+          // until it has returned.
           if (!settled) again = setTimeout(onAbort, KILL_AGAIN_MS);
         },
         () => cutOff(signal?.reason),
@@ -166,7 +179,7 @@ function stoppableConnection(
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      send(connection, sql, parameters, (err, result) => {
+      send(connection, marker, sql, parameters, severalStatements, (err, result) => {
         if (stoppable && signal.aborted) {
           returned = true;
           return stopped();
@@ -184,12 +197,20 @@ function stoppableConnection(
 
 type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
 
-/** A statement as text, its values as literals no sql_mode reads differently, in one round trip. */
+/**
+ * A statement as text, its values as literals no sql_mode reads differently, marked for its
+ * KILLs (statement-marker.ts), in one round trip.
+ */
 function send(
   connection: PoolConnection,
+  marker: string,
   sql: string,
   parameters: readonly unknown[],
+  several: boolean,
   callback?: (err: unknown, result: unknown) => void,
 ) {
-  return connection.query(inlineValues(sql, parameters), callback as never);
+  return connection.query(
+    marked(marker, inlineValues(sql, parameters), several),
+    callback as never,
+  );
 }
