@@ -5,12 +5,15 @@ import { pinSqlMode } from "./session-sql-mode.js";
 
 /** What a connection learnt about its server when it was opened (see `prepareSession`). */
 export interface ServerSession {
-  /** The server this connection talks to (host name, port, data directory, server id). */
+  /**
+   * How the server this connection talks to describes itself (host name, port, data
+   * directory, server id): where to look for its statements, not proof (servers alike).
+   */
   server: string;
   /**
-   * Whether `KILL <threadId>` sent to `server` names this session: the id the
-   * handshake gave is the server's own (a proxy that answers the handshake
-   * itself, as ProxySQL and MaxScale do, gives ids of its own).
+   * Whether the thread id the handshake gave is this session's on its server, by which a
+   * KILL connection finds its statements (a proxy that answers the handshake itself, as
+   * ProxySQL and MaxScale do, gives ids of its own).
    */
   killable: boolean;
   /** Whether the server stops one statement by its id (`KILL QUERY ID`: MariaDB, not MySQL). */
