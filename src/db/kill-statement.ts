@@ -17,7 +17,7 @@ export interface StatementTarget {
   /** Its server's description (ServerSession.server). */
   server: string;
   threadId: number;
-  /** The comment its text begins with (statement-marker.ts). */
+  /** The comment its text ends with (statement-marker.ts). */
   marker: string;
   /** Whether to open another KILL connection when the ones kept do not see it. */
   lookFurther: boolean;

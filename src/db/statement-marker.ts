@@ -1,17 +1,18 @@
 import { randomBytes } from "node:crypto";
 
 /**
- * Each statement the service sends begins with a comment no other statement has: this
+ * Each statement the service sends ends with a comment no other statement has: this
  * process's random tag and the statement's number. A KILL connection finds the statement by
  * it in `information_schema.PROCESSLIST` before it stops anything (kill-statement.ts), so a
  * KILL never names a thread the statement does not run on, whatever the servers look like.
+ * At the end, not the start: tracing names a statement's span by its first word.
  */
 const PROCESS_TAG = randomBytes(6).toString("hex");
 let sent = 0;
 
 /** The next statement's marker: hex and digits only, nothing LIKE or a quote reads otherwise. */
 export function nextMarker(): string {
-  return `/*pq ${PROCESS_TAG} ${++sent}*/ `;
+  return ` /*pq ${PROCESS_TAG} ${++sent}*/`;
 }
 
 /** What joins the statements of one request (answer-writes.ts). */
@@ -23,12 +24,12 @@ export const STATEMENT_SEPARATOR = ";\n";
  */
 export function marked(marker: string, text: string, several: boolean): string {
   return several
-    ? marker + text.replaceAll(STATEMENT_SEPARATOR, STATEMENT_SEPARATOR + marker)
-    : marker + text;
+    ? text.replaceAll(STATEMENT_SEPARATOR, marker + STATEMENT_SEPARATOR) + marker
+    : text + marker;
 }
 
 /**
- * The statement `marker` begins, running on thread `threadId` of the server that reads this:
+ * The statement `marker` ends, running on thread `threadId` of the server that reads this:
  * its QUERY_ID on MariaDB (`queryIds`), else the thread id; no row when it does not run there.
  */
 export function findStatement(threadId: number, marker: string, queryIds: boolean): string {
@@ -36,5 +37,5 @@ export function findStatement(threadId: number, marker: string, queryIds: boolea
     throw new Error("not a thread id and marker");
   }
   const id = queryIds ? "QUERY_ID" : "ID";
-  return `SELECT ${id} AS id FROM information_schema.PROCESSLIST WHERE ID = ${threadId} AND INFO LIKE '${marker}%'`;
+  return `SELECT ${id} AS id FROM information_schema.PROCESSLIST WHERE ID = ${threadId} AND INFO LIKE '%${marker}'`;
 }
