@@ -3,8 +3,10 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inlineValues } from "../../src/db/inline-values.js";
 import { testStore } from "../support/database.js";
+import { runEntryPoint } from "../support/entry.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
 import { startThrowawayServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
 
 // Whatever the server's sql_mode, a caller's text is data: the service's
@@ -145,6 +147,39 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
       await c.end();
     }
   });
+
+  it("a server whose sessions keep a mode the service cannot use stops the start before its port opens, in one line naming it", async () => {
+    const root = await createConnection({ uri: serverUrl });
+    await root.query("SET GLOBAL sql_mode = 'NO_BACKSLASH_ESCAPES'");
+    await root.end();
+    // A proxy that turns the service's SET SESSION sql_mode into a user variable's assignment.
+    const server = new URL(serverUrl);
+    const proxy = new TcpProxy(server.hostname, Number(server.port));
+    await proxy.start();
+    proxy.replaceOn("SET SESSION sql_mode", "SET @ignored_sql_mod");
+    try {
+      const run = await runEntryPoint("src/main.ts", {
+        env: {
+          HOST: "127.0.0.1",
+          PORT: "0",
+          METRICS_PORT: "0",
+          DATABASE_URL: `mysql://root@127.0.0.1:${proxy.port}/practice_sqlmode_refused`,
+          DATABASE_WAIT_MS: "1000",
+          JWT_SECRET: TEST_SECRET,
+          LOG_LEVEL: "silent",
+          PRACTICE_PAGE: "off",
+          NATS_URL: undefined,
+          NODE_ENV: undefined,
+        },
+      });
+      expect(run.errorLines, run.stderr).toHaveLength(1);
+      expect(run.errorLines[0]).toMatch(/keeps sql_mode NO_BACKSLASH_ESCAPES/);
+      expect(run.errorLines[0]).toMatch(/remove it from the server's sql_mode/);
+      expect(run.code).toBe(1);
+    } finally {
+      await proxy.cut();
+    }
+  }, 120_000);
 
   for (const mode of MODES) {
     describe(`global sql_mode ${mode}`, () => {
