@@ -83,8 +83,8 @@ export class StoppableMysqlDialect extends MysqlDialect {
 /** How long a stopped statement may go on after a look for it before another. */
 const KILL_AGAIN_MS = 250;
 /**
- * Looks for a stopped statement that see it nowhere before its connection is closed instead:
- * not on the server yet, or on a server that looks like its own and no KILL connection reaches.
+ * Looks in a row that do not see a stopped statement before its connection is closed instead:
+ * it is not on its server yet, or it runs on a server alike that no KILL connection reaches.
  */
 const MAX_UNSEEN = 4;
 

@@ -10,7 +10,7 @@ import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import {
   deleteStream,
   eventually,
-  natsAnswers,
+  requireNats,
   streamMessages,
   testRelay,
   uniqueTarget,
@@ -62,7 +62,7 @@ describe.skipIf(unavailable !== undefined)("a server that forces a 3-byte charac
     await root.query("GRANT ALL ON *.* TO 'plain'@'%'");
     await root.query("REVOKE SUPER, CONNECTION ADMIN ON *.* FROM 'plain'@'%'");
     await root.end();
-    nats = await natsAnswers();
+    nats = await requireNats();
   }, 120_000);
 
   afterAll(async () => {
@@ -182,7 +182,7 @@ describe.skipIf(unavailable !== undefined)("a server that forces a 3-byte charac
         const bySession = new Map<string, Set<unknown>>();
         for (const m of events) {
           const users = bySession.get(m.event.subject) ?? new Set();
-          users.add(m.event.data.user_id ?? m.event.data.userId);
+          users.add(m.event.data.user_id);
           bySession.set(m.event.subject, users);
         }
         expect(sessions.map((id) => [...(bySession.get(id) ?? [])])).toEqual(
