@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createPool } from "mysql2/promise";
-import { MAIN_USER, QUESTIONS } from "./data.js";
+import { insertQuiz, MAIN_USER, QUESTIONS } from "./data.js";
 
 /** A question of a session in progress that has no answer yet. */
 export interface AnswerSlot {
@@ -20,21 +20,7 @@ export async function answerSlots(url: string, n: number): Promise<AnswerSlot[]>
     const guideId = (guide as { insertId: number }).insertId;
     const slots: AnswerSlot[] = [];
     while (slots.length < n) {
-      const [quiz] = await pool.query(
-        "INSERT INTO quizzes (study_guide_id, title) VALUES (?, 'answers')",
-        [guideId],
-      );
-      const quizId = (quiz as { insertId: number }).insertId;
-      const questions = Array.from({ length: QUESTIONS }, (_, i) => [
-        quizId,
-        i + 1,
-        `Q${i + 1}?`,
-        `A${i + 1}`,
-      ]);
-      await pool.query(
-        "INSERT INTO questions (quiz_id, position, prompt, correct_answer) VALUES ?",
-        [questions],
-      );
+      const quizId = await insertQuiz(pool, guideId, "answers");
       const sessionId = randomUUID();
       await pool.query(
         "INSERT INTO practice_sessions (id, user_id, quiz_id, started_at, total_questions, correct_answers) VALUES (?, ?, ?, UTC_TIMESTAMP(3), ?, 0)",

@@ -5,7 +5,6 @@ import { dropDatabase, openDatabase } from "../../src/db/connect.js";
 import type { NatsTarget } from "../../src/events/nats.js";
 import type { OutboxRelay } from "../../src/events/relay.js";
 import { testServerUrl, testStore } from "../support/database.js";
-import { runEntryPoint } from "../support/entry.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import {
   deleteStream,
@@ -15,7 +14,8 @@ import {
   testRelay,
   uniqueTarget,
 } from "../support/nats.js";
-import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { startServiceOn } from "../support/service-start.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { startThrowawayServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
 
@@ -233,20 +233,7 @@ describe.skipIf(testStore() !== "mysql")("a session whose character set does not
   });
 
   it("stops the service's start before its port opens, in one line naming the setting", async () => {
-    const run = await runEntryPoint("src/main.ts", {
-      env: {
-        HOST: "127.0.0.1",
-        PORT: "0",
-        METRICS_PORT: "0",
-        DATABASE_URL: url,
-        DATABASE_WAIT_MS: "1000",
-        JWT_SECRET: TEST_SECRET,
-        LOG_LEVEL: "silent",
-        PRACTICE_PAGE: "off",
-        NATS_URL: undefined,
-        NODE_ENV: undefined,
-      },
-    });
+    const run = await startServiceOn(url);
     expect(run.errorLines, run.stderr).toHaveLength(1);
     expect(run.errorLines[0]).toMatch(/character_set_\w+ utf8mb3/);
     expect(run.errorLines[0]).toMatch(/character-set-server=utf8mb4/);

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { type Connection, createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
-import { openDatabase } from "../../src/db/connect.js";
+import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { testServerUrl, testStore } from "../support/database.js";
 import { RoundRobinProxy } from "../support/round-robin-proxy.js";
 import { startTwinServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
@@ -136,19 +136,11 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
   }, 30_000);
 
   it("a KILL connection on the other server, where the statement's thread id is another client's, sends nothing: the call's own connection closes and the server's limit ends the statement", async () => {
-    // The pool's one connection on the second server; every later one (a KILL
-    // connection looked for) on the first, which looks the same.
-    const routed = new RoundRobinProxy([{ host: HOSTS[1] as string, port: PORT }]);
-    await routed.start();
-    const alone = openDatabase({
-      url: `mysql://root@127.0.0.1:${routed.port}/killtest`,
-      poolSize: 1,
-      connectTimeoutMs: 2000,
-      queryTimeoutMs: 2000,
-    });
+    const { routed, alone } = await poolOnSecondServer();
     let twin: Connection | undefined;
     try {
       const { rows } = await sql<{ id: number }>`SELECT CONNECTION_ID() AS id`.execute(alone.db);
+      // Every later connection (a KILL connection looked for) on the first server, alike.
       routed.targets = [{ host: HOSTS[0] as string, port: PORT }];
       // Another client's session with that thread id on the first server, running a statement.
       twin = await sessionWithId(`${urls[0]}killtest`, Number(rows[0]?.id));
@@ -156,19 +148,10 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
         ([rows]) => rows,
         (err: { code?: unknown }) => err.code,
       );
-      const caller = new AbortController();
-      const started = performance.now();
-      const call = sql
-        .raw("SELECT SLEEP(20) /* unconfirmed */")
-        .execute(withSignal(alone.db, caller.signal))
-        .then(
-          () => "finished",
-          (err: unknown) => String((err as Error).message),
-        );
-      setTimeout(() => caller.abort(new Error("the caller left")), 300);
-      expect(await call).toBe("the caller left");
+      const { outcome, ms } = await callerLeaves(alone, "unconfirmed");
+      expect(outcome).toBe("the caller left");
       // A few looks, not the statement's limit (generous, for a loaded box).
-      expect(performance.now() - started).toBeLessThan(1900);
+      expect(ms).toBeLessThan(1900);
       // max_statement_time, set per session (2 s here), ends it on its server.
       await expectGone([urls[1] as string], "unconfirmed", 4000);
       expect(await watching).toEqual([{ s: 0 }]);
@@ -180,33 +163,16 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
   }, 20_000);
 
   it("when no KILL connection reaches a server that looks like the statement's, the call's own connection closes at once and the server's limit ends the statement", async () => {
-    // The pool's one connection on the second server; every later one on the
-    // tests' own server, which describes itself otherwise.
-    const routed = new RoundRobinProxy([{ host: HOSTS[1] as string, port: PORT }]);
-    await routed.start();
-    const alone = openDatabase({
-      url: `mysql://root@127.0.0.1:${routed.port}/killtest`,
-      poolSize: 1,
-      connectTimeoutMs: 2000,
-      queryTimeoutMs: 2000,
-    });
+    const { routed, alone } = await poolOnSecondServer();
     try {
       await sql`SELECT 1`.execute(alone.db);
+      // Every later connection on the tests' own server, which describes itself otherwise.
       const other = new URL(testServerUrl());
       routed.targets = [{ host: other.hostname, port: Number(other.port || 3306) }];
-      const caller = new AbortController();
-      const started = performance.now();
-      const call = sql
-        .raw("SELECT SLEEP(20) /* unreachable */")
-        .execute(withSignal(alone.db, caller.signal))
-        .then(
-          () => "finished",
-          (err: unknown) => String((err as Error).message),
-        );
-      setTimeout(() => caller.abort(new Error("the caller left")), 300);
-      expect(await call).toBe("the caller left");
+      const { outcome, ms } = await callerLeaves(alone, "unreachable");
+      expect(outcome).toBe("the caller left");
       // Answered without waiting for the statement (generous, for a loaded box).
-      expect(performance.now() - started).toBeLessThan(1500);
+      expect(ms).toBeLessThan(1500);
       await expectGone([urls[1] as string], "unreachable", 4000);
     } finally {
       await alone.close();
@@ -214,6 +180,34 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
     }
   });
 });
+
+/** A pool of one connection, which goes to the second server: later ones go where `routed` says. */
+async function poolOnSecondServer() {
+  const routed = new RoundRobinProxy([{ host: HOSTS[1] as string, port: PORT }]);
+  await routed.start();
+  const alone = openDatabase({
+    url: `mysql://root@127.0.0.1:${routed.port}/killtest`,
+    poolSize: 1,
+    connectTimeoutMs: 2000,
+    queryTimeoutMs: 2000,
+  });
+  return { routed, alone };
+}
+
+/** A 20 s statement marked `marker` whose caller leaves after 300 ms: how it ended, and when. */
+async function callerLeaves(handle: DatabaseHandle, marker: string) {
+  const caller = new AbortController();
+  const started = performance.now();
+  setTimeout(() => caller.abort(new Error("the caller left")), 300);
+  const outcome = await sql
+    .raw(`SELECT SLEEP(20) /* ${marker} */`)
+    .execute(withSignal(handle.db, caller.signal))
+    .then(
+      () => "finished",
+      (err: unknown) => String((err as Error).message),
+    );
+  return { outcome, ms: performance.now() - started };
+}
 
 /** A new session on `url` whose thread id is `id` (ids are handed out in turn). */
 async function sessionWithId(url: string, id: number): Promise<Connection> {

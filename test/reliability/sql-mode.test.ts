@@ -3,9 +3,9 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inlineValues } from "../../src/db/inline-values.js";
 import { testStore } from "../support/database.js";
-import { runEntryPoint } from "../support/entry.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
-import { startTestService, TEST_SECRET, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service.js";
+import { startServiceOn } from "../support/service-start.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { startThrowawayServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
 
@@ -158,20 +158,9 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
     await proxy.start();
     proxy.replaceOn("SET SESSION sql_mode", "SET @ignored_sql_mod");
     try {
-      const run = await runEntryPoint("src/main.ts", {
-        env: {
-          HOST: "127.0.0.1",
-          PORT: "0",
-          METRICS_PORT: "0",
-          DATABASE_URL: `mysql://root@127.0.0.1:${proxy.port}/practice_sqlmode_refused`,
-          DATABASE_WAIT_MS: "1000",
-          JWT_SECRET: TEST_SECRET,
-          LOG_LEVEL: "silent",
-          PRACTICE_PAGE: "off",
-          NATS_URL: undefined,
-          NODE_ENV: undefined,
-        },
-      });
+      const run = await startServiceOn(
+        `mysql://root@127.0.0.1:${proxy.port}/practice_sqlmode_refused`,
+      );
       expect(run.errorLines, run.stderr).toHaveLength(1);
       expect(run.errorLines[0]).toMatch(/keeps sql_mode NO_BACKSLASH_ESCAPES/);
       expect(run.errorLines[0]).toMatch(/remove it from the server's sql_mode/);
