@@ -8,7 +8,7 @@ import { outboxEvent } from "./outbox-event.js";
 import { insertEventsStatement } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
-import { STATEMENT_SEPARATOR } from "./statement-marker.js";
+import { STATEMENT_SEPARATOR, severalStatements } from "./statement-marker.js";
 
 /** What an answer writes once it is counted. */
 export interface AnswerWrites {
@@ -84,10 +84,12 @@ async function executeInTurn(
     }
     return affected;
   }
-  const joined = rawStatement(
-    trx,
-    statements.map((s) => inlineValues(s.sql, s.parameters)).join(STATEMENT_SEPARATOR),
-    [],
+  const joined = severalStatements(
+    rawStatement(
+      trx,
+      statements.map((s) => inlineValues(s.sql, s.parameters)).join(STATEMENT_SEPARATOR),
+      [],
+    ),
   );
   // mysql2 answers a multi-statement query with one result header per statement.
   const { rows } = await trx.executeQuery<{ affectedRows?: number }>(joined);

@@ -72,11 +72,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
   // misreads (inline-values.ts). Opened as answers need them, as many as the users' pool.
   const answersPool = mysqlPool(options, options.poolSize, true);
   const answersDb = new Kysely<Database>({
-    dialect: new StoppableMysqlDialect(answersPool, {
-      ...stopping,
-      onSession,
-      severalStatements: true,
-    }),
+    dialect: new StoppableMysqlDialect(answersPool, { ...stopping, onSession }),
   });
   // Not on Galera, nor before it is known: there, a transaction aborted by a
   // conflicting write in the middle of a multi-statement request can report

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { CompiledQuery, RootOperationNode } from "kysely";
 
 /**
  * Each statement the service sends ends with a comment no other statement has: this
@@ -7,20 +8,32 @@ import { randomBytes } from "node:crypto";
  * KILL never names a thread the statement does not run on, whatever the servers look like.
  * At the end, not the start: tracing names a statement's span by its first word.
  */
-const PROCESS_TAG = randomBytes(6).toString("hex");
+const MARKER_START = ` /*pq ${randomBytes(6).toString("hex")} `;
 let sent = 0;
 
 /** The next statement's marker: hex and digits only, nothing LIKE or a quote reads otherwise. */
 export function nextMarker(): string {
-  return ` /*pq ${PROCESS_TAG} ${++sent}*/`;
+  return `${MARKER_START}${++sent}*/`;
 }
 
 /** What joins the statements of one request (answer-writes.ts). */
 export const STATEMENT_SEPARATOR = ";\n";
 
+const SEVERAL = Symbol("several statements");
+
+/** `query`, statements joined by STATEMENT_SEPARATOR, marked as such for `marked`. */
+export function severalStatements(query: CompiledQuery): CompiledQuery {
+  return Object.freeze({ ...query, query: Object.freeze({ ...query.query, [SEVERAL]: true }) });
+}
+
+/** Whether `query` is several statements in one request (severalStatements). */
+export function isSeveral(query: CompiledQuery): boolean {
+  return (query.query as RootOperationNode & { [SEVERAL]?: true })[SEVERAL] === true;
+}
+
 /**
  * `text` marked. In a request of several statements PROCESSLIST shows the one running, so
- * each gets the marker (`several`: only on connections that take such requests).
+ * each gets the marker.
  */
 export function marked(marker: string, text: string, several: boolean): string {
   return several

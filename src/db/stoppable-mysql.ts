@@ -10,7 +10,7 @@ import { endsTransaction, signalOf } from "./cancel.js";
 import { inlineValues } from "./inline-values.js";
 import type { StatementKiller, StopOutcome } from "./kill-statement.js";
 import { prepareSession, type ServerSession } from "./mysql-session.js";
-import { marked, nextMarker } from "./statement-marker.js";
+import { isSeveral, marked, nextMarker } from "./statement-marker.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 export interface StoppableOptions {
@@ -18,8 +18,6 @@ export interface StoppableOptions {
   /** A new connection's whole set-up (DB_CONNECT_TIMEOUT_MS, as for opening it). */
   setupMs: number;
   killer: StatementKiller;
-  /** Whether the pool's connections take several statements in one request (answer-writes.ts). */
-  severalStatements?: boolean;
   /** Told of each new connection's server, once it is ready. */
   onSession?: (session: ServerSession) => void;
 }
@@ -69,10 +67,12 @@ export class StoppableMysqlDialect extends MysqlDialect {
     return wrapConnections(super.createDriver(), (connection) => ({
       executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         sending = signalOf(query);
+        sendingSeveral = isSeveral(query);
         try {
           return connection.executeQuery<R>(query);
         } finally {
           sending = undefined;
+          sendingSeveral = false;
         }
       },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
@@ -90,6 +90,8 @@ const MAX_UNSEEN = 4;
 
 /** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
 let sending: AbortSignal | undefined;
+/** Whether it is several statements in one request (statement-marker.ts). */
+let sendingSeveral = false;
 
 /**
  * `connection` as Kysely uses it. A stopped call's statement is found on its own server and
@@ -100,7 +102,7 @@ let sending: AbortSignal | undefined;
 function stoppableConnection(
   connection: PoolConnection,
   session: ServerSession,
-  { timeoutMs, killer, severalStatements = false }: StoppableOptions,
+  { timeoutMs, killer }: StoppableOptions,
 ): MysqlPoolConnection {
   const threadId = connection.threadId;
   // Once destroyed here, mysql2 never answers the commands queued on the
@@ -108,9 +110,11 @@ function stoppableConnection(
   let destroyed: unknown;
   const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
     const signal = sending;
+    const several = sendingSeveral;
     sending = undefined;
+    sendingSeveral = false;
     const marker = nextMarker();
-    if (callback === undefined) return send(connection, marker, sql, parameters, severalStatements);
+    if (callback === undefined) return send(connection, marker, sql, parameters, several);
     if (destroyed !== undefined) {
       process.nextTick(callback, destroyed);
       return undefined;
@@ -120,10 +124,6 @@ function stoppableConnection(
       process.nextTick(callback, signal.reason);
       return undefined;
     }
-    const stop = (lookFurther: boolean): Promise<StopOutcome> =>
-      session.killable && typeof threadId === "number"
-        ? killer.stop({ server: session.server, threadId, marker, lookFurther })
-        : Promise.resolve("unreachable");
     let settled = false;
     const settle = () => {
       if (settled) return false;
@@ -140,7 +140,7 @@ function stoppableConnection(
         fatal: true,
       });
       connection.destroy();
-      stop(true).catch(() => {});
+      stopStatement(killer, session, threadId, marker, true).catch(() => {});
       callback(err, undefined as never);
     };
     // Stopped: answered with the signal's reason once the statement has
@@ -155,7 +155,7 @@ function stoppableConnection(
     };
     const onAbort = () => {
       killing = true;
-      stop(unseen > 0).then(
+      stopStatement(killer, session, threadId, marker, unseen > 0).then(
         (outcome) => {
           killing = false;
           if (returned) return stopped();
@@ -179,7 +179,7 @@ function stoppableConnection(
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      send(connection, marker, sql, parameters, severalStatements, (err, result) => {
+      send(connection, marker, sql, parameters, several, (err, result) => {
         if (stoppable && signal.aborted) {
           returned = true;
           return stopped();
@@ -196,6 +196,19 @@ function stoppableConnection(
 }
 
 type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
+
+/** The statement `marker` ends, on `session`'s thread, stopped where a KILL connection finds it. */
+function stopStatement(
+  killer: StatementKiller,
+  session: ServerSession,
+  threadId: number | null | undefined,
+  marker: string,
+  lookFurther: boolean,
+): Promise<StopOutcome> {
+  return session.killable && typeof threadId === "number"
+    ? killer.stop({ server: session.server, threadId, marker, lookFurther })
+    : Promise.resolve("unreachable");
+}
 
 /**
  * A statement as text, its values as literals no sql_mode reads differently, marked for its
