@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createPool } from "mysql2/promise";
+import { createPool, type Pool } from "mysql2/promise";
 import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { encodeCursor } from "../../src/domain/cursor.js";
@@ -26,6 +26,25 @@ export interface BenchData {
   totalSessions: number;
   generateSeconds: number;
   drop(): Promise<void>;
+}
+
+/** A quiz of QUESTIONS questions (`A<position>` is right) in study guide `guideId`; its id. */
+export async function insertQuiz(pool: Pool, guideId: number, title: string): Promise<string> {
+  const [q] = await pool.query("INSERT INTO quizzes (study_guide_id, title) VALUES (?, ?)", [
+    guideId,
+    title,
+  ]);
+  const quizId = String((q as { insertId: number }).insertId);
+  const questions = Array.from({ length: QUESTIONS }, (_, i) => [
+    quizId,
+    i + 1,
+    `Q${i + 1}?`,
+    `A${i + 1}`,
+  ]);
+  await pool.query("INSERT INTO questions (quiz_id, position, prompt, correct_answer) VALUES ?", [
+    questions,
+  ]);
+  return quizId;
 }
 
 /** A UUIDv7-shaped id: 48-bit millisecond time, then a global sequence, so ids sort by time. */
@@ -56,24 +75,7 @@ export async function generate(serverUrl: string, levels: number[]): Promise<Ben
   try {
     const [guide] = await pool.query("INSERT INTO study_guides (title) VALUES ('bench')");
     const guideId = (guide as { insertId: number }).insertId;
-    const newQuiz = async (title: string): Promise<string> => {
-      const [q] = await pool.query("INSERT INTO quizzes (study_guide_id, title) VALUES (?, ?)", [
-        guideId,
-        title,
-      ]);
-      const quizId = String((q as { insertId: number }).insertId);
-      const questions = Array.from({ length: QUESTIONS }, (_, i) => [
-        quizId,
-        i + 1,
-        `Q${i + 1}?`,
-        `A${i + 1}`,
-      ]);
-      await pool.query(
-        "INSERT INTO questions (quiz_id, position, prompt, correct_answer) VALUES ?",
-        [questions],
-      );
-      return quizId;
-    };
+    const newQuiz = (title: string) => insertQuiz(pool, guideId, title);
     const levelQuiz = new Map<number, string>();
     for (const n of levels) levelQuiz.set(n, await newQuiz(`level ${n}`));
     const startQuiz = await newQuiz("start");

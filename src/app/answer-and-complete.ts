@@ -1,5 +1,5 @@
 import type { Transaction } from "kysely";
-import { writeAnswer } from "../db/answer-writes.js";
+import { answersDatabase, writeAnswer } from "../db/answer-writes.js";
 import type { Database } from "../db/database.js";
 import { isLostRace } from "../db/errors.js";
 import { recordEvents } from "../db/outbox-event.js";
@@ -61,8 +61,10 @@ export async function submitAnswer(
   if (!isSessionId(input.sessionId)) throw errors.sessionNotFound();
   if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
   let attempts = 0;
+  // On the connections that may send the writes in one request (answer-writes.ts).
+  const answers = answersDatabase(db);
   const submit = () =>
-    db.transaction().execute(async (trx): Promise<AnswerResult> => {
+    answers.transaction().execute(async (trx): Promise<AnswerResult> => {
       // The first attempt reads without a lock and counts the answer only if
       // the session is as read (one round trip fewer); one that finds it
       // moved runs again under the session's lock, as every later one does.

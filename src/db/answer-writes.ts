@@ -1,13 +1,14 @@
 import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from "kysely";
 import type { SessionEvent } from "../domain/events.js";
 import type { QuestionMemory } from "../domain/memory.js";
-import { rawStatement } from "./cancel.js";
-import type { Database, NewAnswer } from "./database.js";
+import { forCallOf, rawStatement } from "./cancel.js";
+import type { Database, Db, NewAnswer } from "./database.js";
 import { inlineValues } from "./inline-values.js";
 import { outboxEvent } from "./outbox-event.js";
 import { insertEventsStatement } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
+import { STATEMENT_SEPARATOR, severalStatements } from "./statement-marker.js";
 
 /** What an answer writes once it is counted. */
 export interface AnswerWrites {
@@ -44,10 +45,31 @@ export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): 
 
 /** Databases whose connections take several statements in one request, and whether they may now. */
 const oneRequestAllowed = new WeakMap<DialectAdapter, () => boolean>();
+/** Those databases, by the database whose answers they carry. */
+const answersOf = new WeakMap<DialectAdapter, Kysely<Database>>();
 
-/** Lets `db`'s answers send their writes in one request while `allowed()` (connect.ts). */
-export function allowWritesTogether(db: Kysely<Database>, allowed: () => boolean): void {
-  oneRequestAllowed.set(db.getExecutor().adapter, allowed);
+/**
+ * Gives `db`'s answers `answers`, a database on the same server whose connections take
+ * several statements in one request (no other connection does: a second statement in a
+ * request is refused there), and lets them send their writes in one request while
+ * `allowed()` (connect.ts).
+ */
+export function allowWritesTogether(
+  db: Kysely<Database>,
+  answers: Kysely<Database>,
+  allowed: () => boolean,
+): void {
+  answersOf.set(db.getExecutor().adapter, answers);
+  oneRequestAllowed.set(answers.getExecutor().adapter, allowed);
+}
+
+/**
+ * Where an answer's transaction runs: the database allowWritesTogether gave `db`, for the
+ * same call; `db` itself where none was given (SQLite).
+ */
+export function answersDatabase(db: Db): Db {
+  const answers = answersOf.get(db.getExecutor().adapter);
+  return answers === undefined ? db : forCallOf(answers, db);
 }
 
 /** Runs statements in order, as one request where the database allows; the rows each affected. */
@@ -62,10 +84,12 @@ async function executeInTurn(
     }
     return affected;
   }
-  const joined = rawStatement(
-    trx,
-    statements.map((s) => inlineValues(s.sql, s.parameters)).join(";\n"),
-    [],
+  const joined = severalStatements(
+    rawStatement(
+      trx,
+      statements.map((s) => inlineValues(s.sql, s.parameters)).join(STATEMENT_SEPARATOR),
+      [],
+    ),
   );
   // mysql2 answers a multi-statement query with one result header per statement.
   const { rows } = await trx.executeQuery<{ affectedRows?: number }>(joined);

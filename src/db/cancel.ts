@@ -52,16 +52,31 @@ type SignalWithDatabases = AbortSignal & { [DATABASES]?: Map<object, object> };
  * one per database and call: a use case's writes and its routed reads share it.
  */
 export function withSignal<DB>(db: Kysely<DB>, signal: AbortSignal | undefined): Kysely<DB> {
-  if (signal === undefined) return db;
+  return signal === undefined ? db : forCall(db, signal);
+}
+
+function forCall<DB>(db: Kysely<DB>, signal: AbortSignal, plugin?: CallSignal): Kysely<DB> {
   const call = signal as SignalWithDatabases;
   call[DATABASES] ??= new Map();
   const ofCall = call[DATABASES];
   let stopped = ofCall.get(db);
   if (stopped === undefined) {
-    stopped = db.withPlugin(new CallSignal(signal));
+    stopped = db.withPlugin(plugin ?? new CallSignal(signal));
     ofCall.set(db, stopped);
   }
   return stopped as Kysely<DB>;
+}
+
+/**
+ * `target` for the call `db` runs for: with `db`'s plugins, its call's signal among them, so
+ * that statements of that call on another database stop with it (a test's own plugins
+ * see them too). Only the call's signal: the call's own copy, made once (withSignal).
+ */
+export function forCallOf<DB>(target: Kysely<DB>, db: Kysely<DB>): Kysely<DB> {
+  const plugins = db.getExecutor().plugins;
+  const [only] = plugins;
+  if (plugins.length === 1 && only instanceof CallSignal) return forCall(target, only.signal, only);
+  return plugins.reduce((out, plugin) => out.withPlugin(plugin), target);
 }
 
 /** The signal of the call `query` runs for, if any. */

@@ -4,7 +4,7 @@ import { allowWritesTogether } from "./answer-writes.js";
 import type { Database } from "./database.js";
 import { StatementKiller } from "./kill-statement.js";
 import { mysqlPool, type PoolSettings } from "./mysql-pool.js";
-import { prepareSession } from "./mysql-session.js";
+import { prepareSession, type ServerSession } from "./mysql-session.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
 import { StoppableMysqlDialect } from "./stoppable-mysql.js";
@@ -12,6 +12,7 @@ import { type Store, sqliteFile, storeOf } from "./store-url.js";
 
 export { createDatabaseIfMissing, dropDatabase } from "./create-database.js";
 export { databaseName, describeStore, type Store, storeOf } from "./store-url.js";
+export { unusableSessionIn } from "./unusable-session.js";
 
 export interface DatabaseOptions {
   url: string;
@@ -53,27 +54,30 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
 }
 
 function openMysql(options: DatabaseOptions): DatabaseHandle {
-  // Several statements in one request only for an answer's writes (answer-writes.ts);
-  // every value is a literal no sql_mode misreads (inline-values.ts).
-  const pool = mysqlPool(options, options.poolSize, true);
+  const pool = mysqlPool(options, options.poolSize);
   const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const killer = new StatementKiller(options);
   // Galera or not: unknown until a connection has said, and Galera once one has.
   let galera: boolean | undefined;
-  // What the users' pool and the ops pool share: statement limits, set-up budget, KILLs.
+  const onSession = (session: ServerSession) => {
+    galera = galera === true || session.galera;
+  };
+  // What every pool shares: statement limits, set-up budget, KILLs.
   const stopping = { timeoutMs, setupMs: options.connectTimeoutMs, killer };
   const db = new Kysely<Database>({
-    dialect: new StoppableMysqlDialect(pool, {
-      ...stopping,
-      onSession: (session) => {
-        galera = galera === true || session.galera;
-      },
-    }),
+    dialect: new StoppableMysqlDialect(pool, { ...stopping, onSession }),
+  });
+  // Answers' transactions on connections of their own, the only ones that take several
+  // statements in one request (answer-writes.ts); every value is a literal no sql_mode
+  // misreads (inline-values.ts). Opened as answers need them, as many as the users' pool.
+  const answersPool = mysqlPool(options, options.poolSize, true);
+  const answersDb = new Kysely<Database>({
+    dialect: new StoppableMysqlDialect(answersPool, { ...stopping, onSession }),
   });
   // Not on Galera, nor before it is known: there, a transaction aborted by a
   // conflicting write in the middle of a multi-statement request can report
   // success (the cluster suite).
-  allowWritesTogether(db, () => galera === false);
+  allowWritesTogether(db, answersDb, () => galera === false);
   // Opened on first use; its statements are bounded by the server-side limits.
   const opsPool = mysqlPool(options, 1);
   const opsDb = new Kysely<Database>({
@@ -87,7 +91,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     opsDb,
     probe: probe.run,
     close: async () => {
-      await Promise.all([probe.close(), opsDb.destroy(), db.destroy()]);
+      await Promise.all([probe.close(), opsDb.destroy(), answersDb.destroy(), db.destroy()]);
       await killer.close();
     },
   };

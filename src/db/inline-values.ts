@@ -4,10 +4,11 @@ import { format } from "mysql2";
  * A statement's text with its `?` placeholders replaced by literals that
  * every `sql_mode` reads the same way: a string as `_utf8mb4 X'…'` (hex
  * digits only, so no quote, backslash, comment or `;` inside can end it), or
- * quoted as it is when it is printable ASCII without a quote or backslash,
- * numbers as digits, a time as `'YYYY-MM-DD HH:MM:SS.mmm'` in UTC. How every
- * value reaches MySQL/MariaDB (stoppable-mysql.ts); throws on a value it
- * cannot write that way.
+ * as `_utf8mb4'…'` when it is printable ASCII without a quote or backslash:
+ * both utf8mb4 with its default collation, whatever the connection's, so any
+ * two compare; numbers as digits, a time as `'YYYY-MM-DD HH:MM:SS.mmm'` in
+ * UTC. How every value reaches MySQL/MariaDB (stoppable-mysql.ts); throws on
+ * a value it cannot write that way.
  */
 export function inlineValues(sql: string, values: readonly unknown[]): string {
   if (values.length === 0) return sql;
@@ -17,8 +18,11 @@ export function inlineValues(sql: string, values: readonly unknown[]): string {
   return out;
 }
 
-/** Text that is a literal as it stands, quoted: printable ASCII but `'` and `\`. */
-const PLAIN_TEXT = /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/;
+/**
+ * Text that is a literal as it stands, quoted: printable ASCII but `'` and `\`. Not the empty
+ * string: EMPTY_STRING_IS_NULL reads `''` and `_utf8mb4''` as NULL, `_utf8mb4 X''` as empty.
+ */
+const PLAIN_TEXT = /^[\x20-\x26\x28-\x5b\x5d-\x7e]+$/;
 
 function literal(value: unknown): string {
   if (value === null) return "NULL";
@@ -31,7 +35,7 @@ function literal(value: unknown): string {
   }
   if (typeof value === "string") {
     // Printable ASCII without a quote or backslash reads the same in every sql_mode as it is.
-    if (PLAIN_TEXT.test(value)) return `'${value}'`;
+    if (PLAIN_TEXT.test(value)) return `_utf8mb4'${value}'`;
     return `_utf8mb4 X'${Buffer.from(value, "utf8").toString("hex")}'`;
   }
   if (value instanceof Date) {

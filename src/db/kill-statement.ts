@@ -1,110 +1,81 @@
-import type { Pool, PoolConnection } from "mysql2";
-import { mysqlPool, type PoolSettings } from "./mysql-pool.js";
-import { prepareSession } from "./mysql-session.js";
+import { type KillConnection, KillConnections, PER_SERVER } from "./kill-connections.js";
+import type { PoolSettings } from "./mysql-pool.js";
+import { findStatement } from "./statement-marker.js";
 
-/** Longest a KILL may take before the statement it stops is cut off with its connection. */
+/** Longest a KILL connection's look-up, or its KILL, may take. */
 const KILL_TIMEOUT_MS = 1000;
-/** New connections tried to reach a server no KILL connection talks to yet (a balancer spreads them). */
-const REACH_ATTEMPTS = 4;
-/** Servers with a KILL connection kept at once. */
-const MAX_SERVERS = 8;
 
-interface Killer {
-  pool: Pool;
-  connection: PoolConnection;
+/** A statement to stop: where it runs, as its connection learnt when it opened. */
+export interface StatementTarget {
+  /** Its server's description (ServerSession.server). */
+  server: string;
+  threadId: number;
+  /** The comment its text ends with (statement-marker.ts). */
+  marker: string;
+  /** Whether to open another KILL connection when the ones kept do not see it. */
+  lookFurther: boolean;
 }
 
 /**
- * KILLs sent only on a connection to the server the thread id belongs to (ids are per server):
- * one kept per server, found through the same URL. `kill` resolves false when none reaches it.
+ * What `stop` did: KILLed the statement; saw it on no KILL connection to a server described
+ * as its own (not there yet, done, or on a server alike no KILL connection reaches), so sent
+ * nothing; or found no KILL connection to such a server at all.
+ */
+export type StopOutcome = "stopped" | "not seen" | "unreachable";
+
+/**
+ * KILLs that land only on the statement they are for. A KILL connection first finds the
+ * statement, by thread id and marker, among the threads of the server it talks to, and stops
+ * it by its QUERY_ID (MariaDB; an id no later statement gets) or, on MySQL, its thread
+ * (answered only once no KILL is on its way, stoppable-mysql.ts, so nothing runs there after
+ * it meanwhile); a connection that does not find it sends nothing.
  */
 export class StatementKiller {
-  private readonly killers = new Map<string, Killer>();
-  private readonly reaching = new Map<string, Promise<Killer | undefined>>();
-  private closed = false;
+  private readonly connections: KillConnections;
 
-  constructor(private readonly settings: PoolSettings) {}
+  constructor(settings: PoolSettings) {
+    this.connections = new KillConnections(settings);
+  }
 
-  async kill(server: string, statement: string): Promise<boolean> {
-    const killer = await this.reach(server);
-    if (killer === undefined) return false;
-    try {
-      await new Promise<void>((resolve, reject) =>
-        killer.connection.query({ sql: statement, timeout: KILL_TIMEOUT_MS }, (err) =>
-          err ? reject(err) : resolve(),
+  async stop(target: StatementTarget): Promise<StopOutcome> {
+    const known = this.connections.to(target.server);
+    for (const k of known) if (await this.stopOn(target, k)) return "stopped";
+    if (known.length > 0 && (!target.lookFurther || known.length >= PER_SERVER)) {
+      return "not seen";
+    }
+    const another = await this.connections.reach(target.server);
+    if (another === undefined) return known.length > 0 ? "not seen" : "unreachable";
+    return (await this.stopOn(target, another)) ? "stopped" : "not seen";
+  }
+
+  close(): Promise<void> {
+    return this.connections.close();
+  }
+
+  /** Finds the statement on `k`'s server and KILLs it there; false if it does not run there. */
+  private async stopOn(target: StatementTarget, k: KillConnection): Promise<boolean> {
+    const ask = (sql: string) =>
+      new Promise<{ id: unknown }[]>((resolve, reject) =>
+        k.connection.query({ sql, timeout: KILL_TIMEOUT_MS }, (err, rows) =>
+          err ? reject(err) : resolve(rows as { id: unknown }[]),
         ),
       );
+    try {
+      const [found] = await ask(findStatement(target.threadId, target.marker, k.queryIds));
+      const id = Number(found?.id);
+      if (!Number.isSafeInteger(id)) return false;
+      await ask(k.queryIds ? `KILL QUERY ID ${id}` : `KILL QUERY ${target.threadId}`);
       return true;
     } catch (err) {
-      // A KILL of a session already gone (errno 1094) still leaves this connection usable.
-      if ((err as { errno?: unknown }).errno === ER_NO_SUCH_THREAD) return true;
-      this.drop(server, killer);
+      // Ended between the look-up and the KILL: the connection is still usable.
+      const errno = (err as { errno?: unknown }).errno;
+      if (errno === ER_NO_SUCH_QUERY || errno === ER_NO_SUCH_THREAD) return false;
+      this.connections.drop(target.server, k);
       throw err;
     }
   }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all([...this.reaching.values()]);
-    const killers = [...this.killers.entries()];
-    this.killers.clear();
-    await Promise.all(killers.map(([server, k]) => this.end(server, k)));
-  }
-
-  private reach(server: string): Promise<Killer | undefined> {
-    const known = this.killers.get(server);
-    if (known !== undefined) return Promise.resolve(known);
-    let reaching = this.reaching.get(server);
-    if (reaching === undefined) {
-      reaching = this.search(server).finally(() => this.reaching.delete(server));
-      this.reaching.set(server, reaching);
-    }
-    return reaching;
-  }
-
-  private async search(server: string): Promise<Killer | undefined> {
-    for (let attempt = 0; attempt < REACH_ATTEMPTS && !this.closed; attempt++) {
-      const pool = mysqlPool(this.settings, 1);
-      let connection: PoolConnection | undefined;
-      let reached: string;
-      try {
-        connection = await new Promise<PoolConnection>((resolve, reject) =>
-          pool.getConnection((err, c) => (err ? reject(err) : resolve(c))),
-        );
-        reached = (await prepareSession(connection, this.settings.connectTimeoutMs)).server;
-      } catch {
-        connection?.destroy();
-        await endPool(pool);
-        return undefined;
-      }
-      const killer = { pool, connection };
-      connection.on("error", () => this.drop(reached, killer));
-      if (!this.closed && !this.killers.has(reached) && this.killers.size < MAX_SERVERS) {
-        this.killers.set(reached, killer);
-      } else {
-        await endPool(pool);
-      }
-      if (reached === server) return this.killers.get(server);
-    }
-    return undefined;
-  }
-
-  private drop(server: string, killer: Killer): void {
-    if (this.killers.get(server) === killer) this.killers.delete(server);
-    killer.connection.destroy();
-    void endPool(killer.pool);
-  }
-
-  private async end(server: string, killer: Killer): Promise<void> {
-    if (this.killers.get(server) === killer) this.killers.delete(server);
-    killer.connection.release();
-    await endPool(killer.pool);
-  }
 }
 
-/** errno of "Unknown thread id". */
+/** errno of "Unknown thread id" and of "Unknown query id". */
 const ER_NO_SUCH_THREAD = 1094;
-
-function endPool(pool: Pool): Promise<void> {
-  return new Promise((resolve) => pool.end(() => resolve()));
-}
+const ER_NO_SUCH_QUERY = 1957;

@@ -8,8 +8,9 @@ import {
 import type { Pool, PoolConnection } from "mysql2";
 import { endsTransaction, signalOf } from "./cancel.js";
 import { inlineValues } from "./inline-values.js";
-import type { StatementKiller } from "./kill-statement.js";
+import type { StatementKiller, StopOutcome } from "./kill-statement.js";
 import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { isSeveral, marked, nextMarker } from "./statement-marker.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 export interface StoppableOptions {
@@ -66,10 +67,12 @@ export class StoppableMysqlDialect extends MysqlDialect {
     return wrapConnections(super.createDriver(), (connection) => ({
       executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         sending = signalOf(query);
+        sendingSeveral = isSeveral(query);
         try {
           return connection.executeQuery<R>(query);
         } finally {
           sending = undefined;
+          sendingSeveral = false;
         }
       },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
@@ -77,16 +80,24 @@ export class StoppableMysqlDialect extends MysqlDialect {
   }
 }
 
-/** How long a stopped statement may go on after its KILL QUERY before it gets another. */
+/** How long a stopped statement may go on after a look for it before another. */
 const KILL_AGAIN_MS = 250;
+/**
+ * Looks in a row that do not see a stopped statement before its connection is closed instead:
+ * it is not on its server yet, or it runs on a server alike that no KILL connection reaches.
+ */
+const MAX_UNSEEN = 4;
 
 /** The signal of the statement being sent: Kysely hands a statement to its connection synchronously. */
 let sending: AbortSignal | undefined;
+/** Whether it is several statements in one request (statement-marker.ts). */
+let sendingSeveral = false;
 
 /**
- * `connection` as Kysely uses it. A stopped call's statement gets `KILL QUERY` on its own server
- * and is answered once it has returned; past `timeoutMs`, or with no KILL reaching its server,
- * the connection is destroyed (and its session KILLed where one can reach it).
+ * `connection` as Kysely uses it. A stopped call's statement is found on its own server and
+ * KILLed there (kill-statement.ts), and is answered once it has returned; past `timeoutMs`,
+ * or when no KILL can reach it, the connection is destroyed (and the statement KILLed where
+ * one can reach it).
  */
 function stoppableConnection(
   connection: PoolConnection,
@@ -94,17 +105,16 @@ function stoppableConnection(
   { timeoutMs, killer }: StoppableOptions,
 ): MysqlPoolConnection {
   const threadId = connection.threadId;
-  const kill = (statement: "KILL QUERY" | "KILL"): Promise<boolean> =>
-    session.killable && typeof threadId === "number"
-      ? killer.kill(session.server, `${statement} ${threadId}`)
-      : Promise.resolve(false);
   // Once destroyed here, mysql2 never answers the commands queued on the
   // connection (its rollback, say): they fail at once instead.
   let destroyed: unknown;
   const query = (sql: string, parameters: unknown[], callback?: QueryCallback) => {
     const signal = sending;
+    const several = sendingSeveral;
     sending = undefined;
-    if (callback === undefined) return send(connection, sql, parameters);
+    sendingSeveral = false;
+    const marker = nextMarker();
+    if (callback === undefined) return send(connection, marker, sql, parameters, several);
     if (destroyed !== undefined) {
       process.nextTick(callback, destroyed);
       return undefined;
@@ -130,27 +140,30 @@ function stoppableConnection(
         fatal: true,
       });
       connection.destroy();
-      kill("KILL").catch(() => {});
+      stopStatement(killer, session, threadId, marker, true).catch(() => {});
       callback(err, undefined as never);
     };
     // Stopped: answered with the signal's reason once the statement has
-    // returned (`returned`) and no KILL QUERY is on its way (`killing`), so
-    // none can reach the connection's next statement.
+    // returned (`returned`) and no KILL is on its way (`killing`), so none
+    // can reach the connection's next statement.
     let returned = false;
     let killing = false;
+    let unseen = 0;
     let again: NodeJS.Timeout | undefined;
     const stopped = () => {
       if (returned && !killing && settle()) callback(signal?.reason, undefined as never);
     };
     const onAbort = () => {
       killing = true;
-      kill("KILL QUERY").then(
-        (done) => {
+      stopStatement(killer, session, threadId, marker, unseen > 0).then(
+        (outcome) => {
           killing = false;
-          if (!done) return cutOff(signal?.reason);
           if (returned) return stopped();
-          // A KILL QUERY that reached the server before the statement did
-          // ended nothing: again, until the statement has returned.
+          if (outcome === "unreachable") return cutOff(signal?.reason);
+          unseen = outcome === "stopped" ? 0 : unseen + 1;
+          if (unseen >= MAX_UNSEEN) return cutOff(signal?.reason);
+          // Not on its server yet, or KILLed and still ending: look again
+          // until it has returned.
           if (!settled) again = setTimeout(onAbort, KILL_AGAIN_MS);
         },
         () => cutOff(signal?.reason),
@@ -166,7 +179,7 @@ function stoppableConnection(
     }, timeoutMs);
     if (stoppable) signal.addEventListener("abort", onAbort, { once: true });
     try {
-      send(connection, sql, parameters, (err, result) => {
+      send(connection, marker, sql, parameters, several, (err, result) => {
         if (stoppable && signal.aborted) {
           returned = true;
           return stopped();
@@ -184,12 +197,33 @@ function stoppableConnection(
 
 type QueryCallback = Parameters<MysqlPoolConnection["query"]>[2];
 
-/** A statement as text, its values as literals no sql_mode reads differently, in one round trip. */
+/** The statement `marker` ends, on `session`'s thread, stopped where a KILL connection finds it. */
+function stopStatement(
+  killer: StatementKiller,
+  session: ServerSession,
+  threadId: number | null | undefined,
+  marker: string,
+  lookFurther: boolean,
+): Promise<StopOutcome> {
+  return session.killable && typeof threadId === "number"
+    ? killer.stop({ server: session.server, threadId, marker, lookFurther })
+    : Promise.resolve("unreachable");
+}
+
+/**
+ * A statement as text, its values as literals no sql_mode reads differently, marked for its
+ * KILLs (statement-marker.ts), in one round trip.
+ */
 function send(
   connection: PoolConnection,
+  marker: string,
   sql: string,
   parameters: readonly unknown[],
+  several: boolean,
   callback?: (err: unknown, result: unknown) => void,
 ) {
-  return connection.query(inlineValues(sql, parameters), callback as never);
+  return connection.query(
+    marked(marker, inlineValues(sql, parameters), several),
+    callback as never,
+  );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { databaseMayHeal } from "./startup-errors.js";
+import { UnusableSession } from "../db/unusable-session.js";
+import { databaseFailure, databaseMayHeal, startupLine } from "./startup-errors.js";
 
 describe("which database failures at start-up are worth waiting for", () => {
   it.each([
@@ -23,5 +24,24 @@ describe("which database failures at start-up are worth waiting for", () => {
     ["a bug", new TypeError("x is undefined")],
   ])("gives up at once on %s", (_name, err) => {
     expect(databaseMayHeal(err)).toBe(false);
+  });
+});
+
+describe("a server whose sessions the service cannot use", () => {
+  const url = "mysql://svc:secret@db.example:3306/practice";
+  const refused = new UnusableSession("keeps sessions at character_set_results utf8mb3 (…)");
+
+  it("is named in one line with the database, also when wrapped (a migration's failure)", () => {
+    const line =
+      "the database MySQL db.example:3306/practice keeps sessions at character_set_results utf8mb3 (…)";
+    expect(databaseFailure(refused, url)).toBe(line);
+    const wrapped = new Error("migration (setup) failed", {
+      cause: new Error("database session not ready", { cause: refused }),
+    });
+    expect(startupLine(wrapped, url)).toBe(line);
+  });
+
+  it("is final: no waiting", () => {
+    expect(databaseMayHeal(refused)).toBe(false);
   });
 });

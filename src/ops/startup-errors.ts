@@ -3,7 +3,7 @@ import { createServer } from "node:net";
 import { createSecureContext } from "node:tls";
 import { type Logger, pino } from "pino";
 import { ConfigError } from "../config.js";
-import { describeStore, storeOf } from "../db/connect.js";
+import { describeStore, storeOf, unusableSessionIn } from "../db/connect.js";
 
 /**
  * Start-up failures as one line a person can act on: which setting, what is
@@ -72,6 +72,9 @@ export function databaseFailure(
   url: string,
   setting = "DATABASE_URL",
 ): string | undefined {
+  // A server whose sessions the service cannot make exact (sql_mode, character set).
+  const unusable = unusableSessionIn(err);
+  if (unusable !== undefined) return `the database ${describeStore(url)} ${unusable.reason}`;
   const coded = codedError(err);
   if (coded === undefined) return undefined;
   const store = describeStore(url);

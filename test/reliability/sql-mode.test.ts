@@ -5,6 +5,8 @@ import { inlineValues } from "../../src/db/inline-values.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { startServiceOn } from "../support/service-start.js";
+import { TcpProxy } from "../support/tcp-proxy.js";
 import { startThrowawayServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
 
 // Whatever the server's sql_mode, a caller's text is data: the service's
@@ -21,6 +23,7 @@ const MODES = [
   "ANSI",
   "ANSI_QUOTES",
   "ORACLE",
+  "EMPTY_STRING_IS_NULL",
   "DEFAULT",
 ];
 
@@ -108,6 +111,65 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
     }
   });
 
+  it("two caller texts compare whatever form each is written in, in every sql_mode, on a connection that sets nothing", async () => {
+    // Plain ASCII and other text (each written in its own form), and an empty one.
+    const texts = ["abc", "ABC", "é", "É", "😀 𝄞", "", "a'b", "x"];
+    // A connection as mysql2 opens it: its collation (utf8mb4_unicode_ci) is not utf8mb4's default.
+    const c = await createConnection({ uri: serverUrl });
+    try {
+      for (const mode of MODES) {
+        await c.query(`SET SESSION sql_mode = ${mode === "DEFAULT" ? mode : `'${mode}'`}`);
+        for (const a of texts) {
+          for (const b of texts) {
+            const [rows] = await c.query(
+              inlineValues("SELECT ? = ? AS eq, ? IN (?, ?) AS within, STRCMP(?, ?) AS cmp", [
+                a,
+                b,
+                a,
+                b,
+                "x",
+                a,
+                b,
+              ]),
+            );
+            const row = (rows as Record<string, unknown>[])[0];
+            // utf8mb4's default collation on MariaDB: case- and accent-insensitive.
+            const same = a.localeCompare(b, "en", { sensitivity: "base" }) === 0;
+            expect(Number(row?.eq), `${mode}: ${a} = ${b}`).toBe(same ? 1 : 0);
+            expect(Number(row?.within), `${mode}: ${a} IN (${b}, x)`).toBe(
+              same || a === "x" ? 1 : 0,
+            );
+            expect(row?.cmp === 0, `${mode}: STRCMP(${a}, ${b})`).toBe(same);
+          }
+        }
+      }
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("a server whose sessions keep a mode the service cannot use stops the start before its port opens, in one line naming it", async () => {
+    const root = await createConnection({ uri: serverUrl });
+    await root.query("SET GLOBAL sql_mode = 'NO_BACKSLASH_ESCAPES'");
+    await root.end();
+    // A proxy that turns the service's SET SESSION sql_mode into a user variable's assignment.
+    const server = new URL(serverUrl);
+    const proxy = new TcpProxy(server.hostname, Number(server.port));
+    await proxy.start();
+    proxy.replaceOn("SET SESSION sql_mode", "SET @ignored_sql_mod");
+    try {
+      const run = await startServiceOn(
+        `mysql://root@127.0.0.1:${proxy.port}/practice_sqlmode_refused`,
+      );
+      expect(run.errorLines, run.stderr).toHaveLength(1);
+      expect(run.errorLines[0]).toMatch(/keeps sql_mode NO_BACKSLASH_ESCAPES/);
+      expect(run.errorLines[0]).toMatch(/remove it from the server's sql_mode/);
+      expect(run.code).toBe(1);
+    } finally {
+      await proxy.cut();
+    }
+  }, 120_000);
+
   for (const mode of MODES) {
     describe(`global sql_mode ${mode}`, () => {
       let svc: TestService;
@@ -150,7 +212,14 @@ describe.skipIf(unavailable !== undefined)("whatever the database's sql_mode", (
           svc.serviceDb,
         );
         const flags = String(rows[0]?.mode).split(",");
-        for (const unsafe of ["NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "PIPES_AS_CONCAT", "ANSI"])
+        for (const unsafe of [
+          "NO_BACKSLASH_ESCAPES",
+          "ANSI_QUOTES",
+          "PIPES_AS_CONCAT",
+          "ANSI",
+          "EMPTY_STRING_IS_NULL",
+          "SIMULTANEOUS_ASSIGNMENT",
+        ])
           expect(flags).not.toContain(unsafe);
       });
 

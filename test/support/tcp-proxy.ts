@@ -16,6 +16,8 @@ export class TcpProxy {
   private freezePattern: Buffer | undefined;
   /** Bytes that slow the connection carrying them, and by how much (see `slowOn`). */
   private slowPattern: { bytes: Buffer; delayMs: number } | undefined;
+  /** Bytes the client sends that reach the server as others (see `replaceOn`). */
+  private replacement: { from: Buffer; to: Buffer } | undefined;
   /** Connections frozen so far. */
   frozen = 0;
   /** Patterns counted in what clients send (see `count`), and how often each was seen. */
@@ -58,9 +60,10 @@ export class TcpProxy {
             delayMs = this.slowPattern.delayMs;
             this.slowPattern = undefined;
           }
-          if (this.held) this.held.push(() => to.write(chunk));
-          else if (delayMs > 0) setTimeout(() => to.write(chunk), delayMs);
-          else to.write(chunk);
+          const bytes = from === client ? this.replaced(chunk) : chunk;
+          if (this.held) this.held.push(() => to.write(bytes));
+          else if (delayMs > 0) setTimeout(() => to.write(bytes), delayMs);
+          else to.write(bytes);
         });
         from.on("end", () => {
           if (!frozen) to.end();
@@ -122,6 +125,30 @@ export class TcpProxy {
       this.counted.set(pattern, c);
     }
     return c.seen;
+  }
+
+  /**
+   * A proxy that rewrites what clients send, on every connection from now on: each
+   * occurrence of `from` within one read reaches the server as `to` (as long: a MySQL
+   * packet's length stays right), as a proxy that forces a session setting does.
+   */
+  replaceOn(from: string, to: string): void {
+    const bytes = { from: Buffer.from(from), to: Buffer.from(to) };
+    if (bytes.from.length !== bytes.to.length) throw new Error("replaceOn needs equal lengths");
+    this.replacement = bytes;
+  }
+
+  private replaced(chunk: Buffer): Buffer {
+    const r = this.replacement;
+    if (r === undefined) return chunk;
+    let at = chunk.indexOf(r.from);
+    if (at < 0) return chunk;
+    const out = Buffer.from(chunk);
+    while (at >= 0) {
+      r.to.copy(out, at);
+      at = out.indexOf(r.from, at + r.to.length);
+    }
+    return out;
   }
 
   heal(): void {

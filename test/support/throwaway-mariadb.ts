@@ -20,14 +20,35 @@ export function throwawayUnavailable(): string | undefined {
  * Throwaway MariaDB servers on their own ports and datadirs, never the shared
  * one on 3306 (a test may change their global settings). `stop()` removes them.
  */
-export async function startThrowawayServers(
-  names: { name: string; port: number }[],
+export function startThrowawayServers(
+  names: { name: string; port: number; options?: Record<string, string | number | null> }[],
+): Promise<{ servers: Server[]; stop(): Promise<void> }> {
+  return started(async (set) => {
+    const servers: Server[] = [];
+    for (const { name, port, options } of names) {
+      servers.push(await set.standalone(name, port, options));
+    }
+    return servers;
+  });
+}
+
+/**
+ * Two throwaway servers equal in host name, port, data directory and server_id, on
+ * 127.0.0.1 and 127.0.0.2 (`ServerSet.twins`). `stop()` removes them.
+ */
+export function startTwinServers(
+  name: string,
+  port: number,
+): Promise<{ servers: Server[]; stop(): Promise<void> }> {
+  return started((set) => set.twins(name, port));
+}
+
+async function started(
+  start: (set: ServerSet) => Promise<Server[]>,
 ): Promise<{ servers: Server[]; stop(): Promise<void> }> {
   const set = new ServerSet();
   try {
-    const servers: Server[] = [];
-    for (const { name, port } of names) servers.push(await set.standalone(name, port));
-    return { servers, stop: () => set.removeAll() };
+    return { servers: await start(set), stop: () => set.removeAll() };
   } catch (err) {
     await set.removeAll();
     throw err;

@@ -73,20 +73,7 @@ export class ServerSet {
   /** Initialises a datadir (mariadb-install-db), as mysql. */
   private install(name: string): string {
     const datadir = join(this.dir, name);
-    mkdirSync(datadir);
-    chownSync(datadir, uid("mysql"), gid("mysql"));
-    execFileSync(
-      "mariadb-install-db",
-      [
-        "--no-defaults",
-        "--user=mysql",
-        `--datadir=${datadir}`,
-        `--tmpdir=${this.tmpdirOf(name)}`,
-        "--auth-root-authentication-method=normal",
-        "--skip-test-db",
-      ],
-      { stdio: "pipe" },
-    );
+    installDatadir(datadir, this.tmpdirOf(name));
     return datadir;
   }
 
@@ -106,31 +93,38 @@ export class ServerSet {
       chownSync(datadir, uid("mysql"), gid("mysql"));
     }
     const cnf = join(this.dir, `${name}.cnf`);
-    const lines = Object.entries({
+    writeOptionFile(cnf, {
       datadir,
       tmpdir: this.tmpdirOf(name),
       port,
-      "bind-address": "127.0.0.1",
       socket: join(this.dir, `${name}.sock`),
       "pid-file": join(this.dir, `${name}.pid`),
       "log-error": join(this.dir, `${name}.err`),
-      user: "mysql",
-      "skip-name-resolve": null,
-      "innodb-buffer-pool-size": "64M",
-      "innodb-log-file-size": "48M",
-      "innodb-flush-log-at-trx-commit": 2,
-      "performance-schema": "OFF",
-      "max-connections": 300,
       ...options,
-    }).map(([k, v]) => (v === null ? k : `${k}=${v}`));
-    writeFileSync(cnf, `[mysqld]\n${lines.join("\n")}\n`);
-    chmodSync(cnf, 0o644);
+    });
+    return this.launch(
+      name,
+      "127.0.0.1",
+      port,
+      join(this.dir, `${name}.err`),
+      "/usr/sbin/mariadbd",
+      [`--defaults-file=${cnf}`, ...extraArgs],
+    );
+  }
+
+  /** Starts `command` (mariadbd, directly or through unshare) and resolves when it answers SQL. */
+  private async launch(
+    name: string,
+    host: string,
+    port: number,
+    errorLog: string,
+    command: string,
+    args: string[],
+  ): Promise<Server> {
     // removeAll() may have run while this one was being prepared (Ctrl-C during the build).
     if (this.#closed) throw new Error("the servers are being removed");
-    const child = spawn("/usr/sbin/mariadbd", [`--defaults-file=${cnf}`, ...extraArgs], {
-      stdio: "ignore",
-    });
-    const url = `mysql://root@127.0.0.1:${port}/`;
+    const child = spawn(command, args, { stdio: "ignore" });
+    const url = `mysql://root@${host}:${port}/`;
     const server: Server = {
       name,
       port,
@@ -139,8 +133,67 @@ export class ServerSet {
       stop: () => stopProcess(child),
     };
     this.servers.push(server);
-    await waitForSql(url, child, join(this.dir, `${name}.err`));
+    await waitForSql(url, child, errorLog);
     return server;
+  }
+
+  /**
+   * Two servers that look the same from SQL: one option file, one port, one data directory
+   * path, the same host name and server_id, on 127.0.0.1 and 127.0.0.2. The second runs in a
+   * mount namespace of its own where its own folder is mounted over the first's path
+   * (`unshare -m`, a bind mount), as two containers of one image behind a balancer are.
+   */
+  async twins(name: string, port: number): Promise<[Server, Server]> {
+    for (const host of ["127.0.0.1", "127.0.0.2"]) {
+      if (await portAnswers(port, host)) throw new Error(`${host}:${port} is in use`);
+    }
+    const [seen, hidden] = ["a", "b"].map((side) => join(this.dir, `${name}-${side}`)) as [
+      string,
+      string,
+    ];
+    // Each folder holds all of a server's files, at the paths the first one has.
+    const files = {
+      datadir: join(seen, "data"),
+      tmpdir: join(seen, "tmp"),
+      port,
+      socket: join(seen, "mysqld.sock"),
+      "pid-file": join(seen, "mysqld.pid"),
+      "log-error": join(seen, "mysqld.err"),
+    };
+    for (const root of [seen, hidden]) {
+      for (const dir of [root, join(root, "tmp")]) {
+        mkdirSync(dir);
+        chownSync(dir, uid("mysql"), gid("mysql"));
+      }
+      installDatadir(join(root, "data"), join(root, "tmp"));
+      writeOptionFile(join(root, "my.cnf"), files);
+    }
+    const cnf = join(seen, "my.cnf");
+    const first = await this.launch(
+      `${name}-a`,
+      "127.0.0.1",
+      port,
+      files["log-error"],
+      "/usr/sbin/mariadbd",
+      [`--defaults-file=${cnf}`, "--bind-address=127.0.0.1"],
+    );
+    // sh execs mariadbd: the child's pid is the server's, for stop().
+    const second = await this.launch(
+      `${name}-b`,
+      "127.0.0.2",
+      port,
+      join(hidden, "mysqld.err"),
+      "/usr/bin/unshare",
+      [
+        "-m",
+        "sh",
+        "-c",
+        'mount --bind "$0" "$1" && exec /usr/sbin/mariadbd --defaults-file="$1/my.cnf" --bind-address=127.0.0.2',
+        hidden,
+        seen,
+      ],
+    );
+    return [first, second];
   }
 
   /**
@@ -223,9 +276,44 @@ export class ServerSet {
   }
 }
 
-function portAnswers(port: number): Promise<boolean> {
+/** Initialises `datadir` (mariadb-install-db), as mysql. */
+function installDatadir(datadir: string, tmpdir: string): void {
+  mkdirSync(datadir);
+  chownSync(datadir, uid("mysql"), gid("mysql"));
+  execFileSync(
+    "mariadb-install-db",
+    [
+      "--no-defaults",
+      "--user=mysql",
+      `--datadir=${datadir}`,
+      `--tmpdir=${tmpdir}`,
+      "--auth-root-authentication-method=normal",
+      "--skip-test-db",
+    ],
+    { stdio: "pipe" },
+  );
+}
+
+/** A server's option file: the test defaults, then `options` (a null value is a bare flag). */
+function writeOptionFile(file: string, options: Record<string, string | number | null>): void {
+  const lines = Object.entries({
+    "bind-address": "127.0.0.1",
+    user: "mysql",
+    "skip-name-resolve": null,
+    "innodb-buffer-pool-size": "64M",
+    "innodb-log-file-size": "48M",
+    "innodb-flush-log-at-trx-commit": 2,
+    "performance-schema": "OFF",
+    "max-connections": 300,
+    ...options,
+  }).map(([k, v]) => (v === null ? k : `${k}=${v}`));
+  writeFileSync(file, `[mysqld]\n${lines.join("\n")}\n`);
+  chmodSync(file, 0o644);
+}
+
+function portAnswers(port: number, host = "127.0.0.1"): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(port, "127.0.0.1");
+    const socket = connect(port, host);
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);
