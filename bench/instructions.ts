@@ -26,6 +26,9 @@
  * question no call answered before, of sessions made for it straight in the
  * database): only when BENCH_ONLY names it.
  *
+ * BENCH_BASELINES=1 adds the hand-written baselines of `npm run bench:throughput`,
+ * each counted on its own transport's list: bare Fastify + mysql2 (REST),
+ * @grpc/grpc-js and node:http2 alone (gRPC).
  * BENCH_BEFORE=/path/to/checkout adds that checkout's build; BENCH_TRACING=1
  * adds tracing at ratio 1.0 (exporting to a local OTLP endpoint) and 0.01.
  * BENCH_ONLY=regex counts only the kinds whose names match, BENCH_VARIANTS=regex
@@ -41,7 +44,7 @@ import { promisify } from "node:util";
 import { signToken } from "../src/auth/tokens.js";
 import { answerCalls, SUBMIT, storedAnswer } from "./lib/answer-calls.js";
 import { answerSlots } from "./lib/answer-slots.js";
-import { type Child, log, SECRET, startService } from "./lib/children.js";
+import { type Child, log, SECRET, startBaseline, startService } from "./lib/children.js";
 import { generate, MAIN_USER, RESUME_USER } from "./lib/data.js";
 import {
   BEFORE,
@@ -106,23 +109,22 @@ class Counted {
     private readonly prefix: string,
   ) {}
 
-  static async start(name: string, url: string, vars: Record<string, string>, cwd?: string) {
+  static async start(name: string, url: string, variant: Variant) {
     const prefix = join(tmpdir(), `bench-callgrind-${name.replace(/\W+/g, "-")}-${process.pid}`);
-    const child = await startService(
-      url,
-      { ...ONE_USER, ...vars },
-      {
-        ...(cwd ? { cwd } : {}),
-        wrap: [
-          "valgrind",
-          "--tool=callgrind",
-          "--instr-atstart=no",
-          `--callgrind-out-file=${prefix}.%p`,
-          "--log-file=/dev/null",
-        ],
-        startTimeoutMs: 300_000,
-      },
-    );
+    const runtime = {
+      ...(variant.cwd ? { cwd: variant.cwd } : {}),
+      wrap: [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        `--callgrind-out-file=${prefix}.%p`,
+        "--log-file=/dev/null",
+      ],
+      startTimeoutMs: 300_000,
+    };
+    const child = variant.baseline
+      ? await startBaseline(variant.baseline, url, runtime)
+      : await startService(url, { ...ONE_USER, ...variant.vars }, runtime);
     return new Counted(child, prefix);
   }
 
@@ -223,6 +225,9 @@ interface Variant {
   label: string;
   vars: Record<string, string>;
   cwd?: string;
+  /** A hand-written baseline server (bench/servers/) instead of the service: only its transport's list. */
+  baseline?: "bare-fastify" | "grpc-js" | "raw-h2";
+  kind?: string;
 }
 
 async function main(): Promise<void> {
@@ -236,6 +241,13 @@ async function main(): Promise<void> {
   const sink = new OtlpSink();
   const variants: Variant[] = [{ label: "now", vars: {} }];
   if (env.BENCH_BEFORE) variants.push({ label: "before", vars: BEFORE, cwd: env.BENCH_BEFORE });
+  if (env.BENCH_BASELINES === "1") {
+    variants.push(
+      { label: "bare Fastify + mysql2", vars: {}, baseline: "bare-fastify", kind: "REST" },
+      { label: "@grpc/grpc-js", vars: {}, baseline: "grpc-js", kind: "gRPC" },
+      { label: "node:http2 alone", vars: {}, baseline: "raw-h2", kind: "gRPC" },
+    );
+  }
   if (env.BENCH_TRACING === "1") {
     const endpoint = await sink.start();
     for (const ratio of ["1.0", "0.01"])
@@ -249,26 +261,36 @@ async function main(): Promise<void> {
   try {
     for (const v of variants) {
       log(`${v.label}: starting under callgrind`);
-      const svc = await Counted.start(v.label, data.url, v.vars, v.cwd);
+      const svc = await Counted.start(v.label, data.url, v);
       const h2 = new H2Client(svc.child.port);
       try {
         const grpcCall = (req: ReturnType<typeof grpcRequest>) => async () => {
           const status = await h2.call(req);
           if (status !== "OK") throw new Error(`gRPC ${req.path}: ${status}`);
         };
-        const answer = answerCalls(await storedAnswer(svc.child.port, data.startQuiz, resumeToken));
+        const answer = v.baseline
+          ? undefined
+          : answerCalls(await storedAnswer(svc.child.port, data.startQuiz, resumeToken));
         const kinds: [string, Call][] = [
           ["REST", http1(svc.child.port, rest, auth)],
           ["REST SubmitAnswer (new)", await newAnswerCalls(svc.child.port, data.url, auth)],
           ["Connect JSON", http1(svc.child.port, connectJson, auth)],
           ["gRPC", grpcCall(grpcRequest(LIST, grpcMessage, token))],
-          ["REST SubmitAnswer", http1(svc.child.port, answer.rest, resumeAuth)],
-          ["Connect JSON SubmitAnswer", http1(svc.child.port, answer.connectJson, resumeAuth)],
-          ["gRPC SubmitAnswer", grpcCall(grpcRequest(SUBMIT, answer.grpcMessage, resumeToken))],
         ];
+        if (answer !== undefined) {
+          kinds.push(
+            ["REST SubmitAnswer", http1(svc.child.port, answer.rest, resumeAuth)],
+            ["Connect JSON SubmitAnswer", http1(svc.child.port, answer.connectJson, resumeAuth)],
+            ["gRPC SubmitAnswer", grpcCall(grpcRequest(SUBMIT, answer.grpcMessage, resumeToken))],
+          );
+        }
         // SubmitAnswer only when asked for by name: the list's counts stay as they were.
         const only = new RegExp(env.BENCH_ONLY ?? "^(REST|Connect JSON|gRPC)$");
-        kinds.splice(0, kinds.length, ...kinds.filter(([kind]) => only.test(kind)));
+        kinds.splice(
+          0,
+          kinds.length,
+          ...kinds.filter(([kind]) => only.test(kind) && (v.kind === undefined || kind === v.kind)),
+        );
         log(`${v.label}: warming (${WARM} calls of each kind)`);
         // Interleaved, as a service's traffic is: code shared by the kinds
         // sees them all before it is optimized, so no round deoptimizes it.
@@ -318,6 +340,7 @@ async function main(): Promise<void> {
       if (!results.has(`${kind}|now`)) continue;
       const now = summary(results.get(`${kind}|now`) ?? []);
       const cells = variants.map((v) => {
+        if (!results.has(`${kind}|${v.label}`)) return "–";
         const x = summary(results.get(`${kind}|${v.label}`) ?? []);
         const cell = `${k(x.work)} (${k(x.least)}–${k(x.most)}), ${k(x.gc)}`;
         if (v.label === "now") return cell;

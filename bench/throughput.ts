@@ -58,7 +58,15 @@ import {
   ONE_USER,
   tracingAt,
 } from "./lib/list-calls.js";
-import { closedLoop, grpcRequest, H2Client, httpLoad, openLoop } from "./lib/load.js";
+import {
+  closedLoop,
+  grpcRequest,
+  H2Client,
+  h2load,
+  hasH2load,
+  httpLoad,
+  openLoop,
+} from "./lib/load.js";
 import { OtlpSink } from "./lib/otlp-sink.js";
 import { busyCore, cpuMs } from "./lib/proc.js";
 import { writeReport } from "./lib/report.js";
@@ -144,24 +152,41 @@ async function main(): Promise<void> {
           durationMs,
         }),
     });
-    const grpc = (name: string, server: Child): Target => {
-      const request = grpcRequest(LIST, grpcMessage, token);
-      return {
-        name,
-        server: () => server,
-        run: async (c, durationMs = DURATION_MS) => {
-          // One connection, as a gRPC client keeps; its streams carry the callers.
-          const client = new H2Client(server.port);
-          try {
-            const call = () => client.call(request);
-            if (RATE) return await openLoop(call, RATE, durationMs, "OK");
-            return await closedLoop(call, c, durationMs, "OK");
-          } finally {
-            client.close();
-          }
-        },
-      };
-    };
+    // gRPC in two shapes with h2load when it is here (Debian: nghttp2-client): c connections of
+    // one stream each, and one connection of c streams; else one connection of c streams from
+    // this process.
+    const shapes = hasH2load && !RATE ? [" (c conns × 1 stream)", " (1 conn × c streams)"] : [""];
+    const grpcShapes = (name: string, server: Child): Target[] =>
+      shapes.map((shape) => {
+        const request = grpcRequest(LIST, grpcMessage, token);
+        return {
+          name: `${name}${shape}`,
+          server: () => server,
+          run: async (c, durationMs = DURATION_MS) => {
+            if (shape !== "") {
+              const connections = shape.includes("c conns") ? c : 1;
+              return h2load(request, {
+                port: server.port,
+                connections,
+                streams: c / connections,
+                durationMs,
+              });
+            }
+            // One connection, as a gRPC client keeps; its streams carry the callers.
+            const client = new H2Client(server.port);
+            try {
+              const call = () => client.call(request);
+              if (RATE) return await openLoop(call, RATE, durationMs, "OK");
+              return await closedLoop(call, c, durationMs, "OK");
+            } finally {
+              client.close();
+            }
+          },
+        };
+      });
+    /** Each shape of `a` beside the same shape of `b`. */
+    const grpcPairs = (a: string, b: string): [string, string][] =>
+      shapes.map((shape) => [`${a}${shape}`, `${b}${shape}`]);
     const targets: Target[] = [];
     const pairs: [string, string][] = [];
     if (TRACING) {
@@ -174,10 +199,12 @@ async function main(): Promise<void> {
       for (const [label, vars] of variants) {
         const svc = await service(data.url, { ...ONE_USER, ...vars });
         children.push(svc);
-        targets.push(http(`REST (${label})`, svc, rest), grpc(`gRPC (${label})`, svc));
+        targets.push(http(`REST (${label})`, svc, rest), ...grpcShapes(`gRPC (${label})`, svc));
         if (label === "tracing off") continue;
-        for (const what of ["REST", "gRPC"])
-          pairs.push([`${what} (${label})`, `${what} (tracing off)`]);
+        pairs.push(
+          [`REST (${label})`, "REST (tracing off)"],
+          ...grpcPairs(`gRPC (${label})`, "gRPC (tracing off)"),
+        );
       }
     } else if (ABLATION) {
       const runtimes = ablationRuntimes();
@@ -185,9 +212,12 @@ async function main(): Promise<void> {
       for (const v of runtimes) {
         const svc = await service(data.url, ONE_USER, v.runtime);
         children.push(svc);
-        targets.push(http(`REST ${v.label}`, svc, rest), grpc(`gRPC ${v.label}`, svc));
+        targets.push(http(`REST ${v.label}`, svc, rest), ...grpcShapes(`gRPC ${v.label}`, svc));
         if (v.label === base) continue;
-        for (const what of ["REST", "gRPC"]) pairs.push([`${what} ${v.label}`, `${what} ${base}`]);
+        pairs.push(
+          [`REST ${v.label}`, `REST ${base}`],
+          ...grpcPairs(`gRPC ${v.label}`, `gRPC ${base}`),
+        );
       }
     } else {
       const svc = await service(data.url, ONE_USER);
@@ -202,18 +232,19 @@ async function main(): Promise<void> {
         http("bare Fastify + mysql2", bare, rest),
         http("Connect JSON (service)", svc, connectJson),
         http("Connect JSON (service, RPC_SHORT_PATH=off)", connectOnly, connectJson),
-        grpc("gRPC (service)", svc),
-        grpc("gRPC (service, RPC_SHORT_PATH=off)", connectOnly),
-        grpc("@grpc/grpc-js server", grpcJs),
-        grpc("node:http2 alone (ceiling)", rawH2),
+        ...grpcShapes("gRPC (service)", svc),
+        ...grpcShapes("gRPC (service, RPC_SHORT_PATH=off)", connectOnly),
+        ...grpcShapes("@grpc/grpc-js server", grpcJs),
+        ...grpcShapes("node:http2 alone (ceiling)", rawH2),
       );
       pairs.push(
         ["REST (service)", "bare Fastify + mysql2"],
-        ["gRPC (service)", "@grpc/grpc-js server"],
-        ["gRPC (service, RPC_SHORT_PATH=off)", "@grpc/grpc-js server"],
+        ...grpcPairs("gRPC (service)", "@grpc/grpc-js server"),
+        ...grpcPairs("gRPC (service)", "node:http2 alone (ceiling)"),
+        ...grpcPairs("gRPC (service, RPC_SHORT_PATH=off)", "@grpc/grpc-js server"),
         ["Connect JSON (service)", "REST (service)"],
         ["Connect JSON (service, RPC_SHORT_PATH=off)", "REST (service)"],
-        ["node:http2 alone (ceiling)", "@grpc/grpc-js server"],
+        ...grpcPairs("node:http2 alone (ceiling)", "@grpc/grpc-js server"),
       );
     }
     if (env.BENCH_BEFORE) {
@@ -223,12 +254,12 @@ async function main(): Promise<void> {
       targets.push(
         http("REST (before)", before, rest),
         http("Connect JSON (before)", before, connectJson),
-        grpc("gRPC (before)", before),
+        ...grpcShapes("gRPC (before)", before),
       );
       pairs.push(
         ["REST (service)", "REST (before)"],
         ["Connect JSON (service)", "Connect JSON (before)"],
-        ["gRPC (service)", "gRPC (before)"],
+        ...grpcPairs("gRPC (service)", "gRPC (before)"),
       );
     }
     if (env.BENCH_ONLY) {

@@ -132,6 +132,8 @@ export async function startBaseline(
     `bench/servers/${name}.ts`,
     {
       PORT: String(await freePort()),
+      // As the service's: callgrind_control finds a process under valgrind by its HOST too.
+      HOST: "127.0.0.1",
       DATABASE_URL: dbUrl,
       JWT_SECRET: SECRET,
       DB_POOL_SIZE: String(POOL_SIZE),

@@ -1,4 +1,8 @@
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type ClientHttp2Session, connect, constants } from "node:http2";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import autocannon from "autocannon";
 import { bump, Latencies, type LoadResult, loadResult } from "./stats.js";
 
@@ -223,4 +227,57 @@ export async function httpLoad(o: {
   });
   await done;
   return loadResult(lat, statuses, errors, performance.now() - began);
+}
+
+/** Whether h2load (Debian: nghttp2-client) is on this machine. */
+export const hasH2load = spawnSync("h2load", ["--version"]).status === 0;
+
+/**
+ * `req` in a closed loop with h2load, a native HTTP/2 client: `connections`
+ * connections each with `streams` calls in flight, for `durationMs`. Its own
+ * CPU is far less than a Node client's, so more of the machine is the
+ * server's. Latencies from its per-request log; an answer other than 200 is
+ * an error (a gRPC status is not read: the service's answers here are OK).
+ */
+export async function h2load(
+  req: H2Request,
+  o: { port: number; connections: number; streams: number; durationMs: number },
+): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), "h2load-"));
+  try {
+    const body = join(dir, "body");
+    writeFileSync(body, req.body ?? new Uint8Array());
+    const logFile = join(dir, "log");
+    const args = [
+      `http://127.0.0.1:${o.port}${req.path}`,
+      "-c",
+      String(o.connections),
+      "-m",
+      String(o.streams),
+      "-D",
+      String(o.durationMs / 1000),
+      "-d",
+      body,
+      `--log-file=${logFile}`,
+      ...Object.entries(req.headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]),
+    ];
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn("h2load", args, { stdio: "ignore" });
+      child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`h2load ${code}`))));
+    });
+    const lat = new Latencies();
+    const statuses: Record<string, number> = {};
+    for (const line of readFileSync(logFile, "utf8").split("\n")) {
+      const [, status, us] = line.split("\t");
+      if (status === undefined || us === undefined) continue;
+      statuses[status] = (statuses[status] ?? 0) + 1;
+      lat.add(Number(us) / 1000);
+    }
+    const errors = Object.entries(statuses)
+      .filter(([status]) => status !== "200")
+      .reduce((n, [, count]) => n + count, 0);
+    return loadResult(lat, statuses, errors, o.durationMs);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
