@@ -15,16 +15,10 @@ import { type RequestLog, requestId } from "../ops/request-log.js";
 import { endServerSpan, routeTrace, startServerSpan } from "../ops/trace-requests.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { callKey } from "./call-interceptor.js";
+import { RequestHeaders } from "./lazy-headers.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import { readUpTo } from "./read-body.js";
-import {
-  type Call,
-  callUrl,
-  nodeHeaders,
-  type Reply,
-  requestHeaders,
-  type ServedBy,
-} from "./short-path-call.js";
+import { type Call, callUrl, nodeHeaders, type Reply, type ServedBy } from "./short-path-call.js";
 import { connectionKey } from "./stream-limits.js";
 import { type UnaryMethod, unaryMethods } from "./unary-methods.js";
 
@@ -209,7 +203,7 @@ async function serve(
       httpVersion: "2.0",
       method: "POST",
       url: call.url(),
-      header: requestHeaders(headers),
+      header: new RequestHeaders(headers),
       body: read.replay(),
       signal: edge.signal,
       contextValues: values,
@@ -237,10 +231,9 @@ function answeredOrGone(stream: ServerHttp2Stream): boolean {
 
 /** The answer Connect's gRPC handler gives, written as compat would write it, without compat. */
 function answer(stream: ServerHttp2Stream, out: Reply, id: string): void {
-  const headers = nodeHeaders(out.header);
   const trailers = out.trailer === undefined ? undefined : nodeHeaders(out.trailer);
   stream.respond(
-    { ":status": out.status, ...headers, "x-request-id": id },
+    { ":status": out.status, ...nodeHeaders(out.header), "x-request-id": id },
     { waitForTrailers: trailers !== undefined },
   );
   if (trailers !== undefined) stream.once("wantTrailers", () => stream.sendTrailers(trailers));

@@ -12,8 +12,9 @@ export interface ReadBody {
 
 /**
  * Reads `body` until it ends or more than `cap` bytes came. Undefined if the
- * stream failed or closed first (the client went away). Events rather than
- * an async iterator: one call of a unary RPC is usually one chunk.
+ * stream failed or closed first (the client went away). Events rather than an async iterator, and left on once
+ * settled rather than taken off: one call of a unary RPC is usually one
+ * chunk, and its body is read once.
  */
 export function readUpTo(body: Readable, cap: number): Promise<ReadBody | undefined> {
   const chunks: Uint8Array[] = [];
@@ -29,26 +30,24 @@ export function readUpTo(body: Readable, cap: number): Promise<ReadBody | undefi
   if (body.destroyed) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     let size = 0;
+    let settled = false;
     const settle = (read: ReadBody | undefined) => {
-      body.off("data", onData);
-      body.off("end", onEnd);
-      body.off("error", onGone);
-      body.off("close", onGone);
+      if (settled) return;
+      settled = true;
       resolve(read);
     };
-    const onData = (chunk: Uint8Array) => {
+    body.on("data", (chunk: Uint8Array) => {
+      if (settled) return;
       chunks.push(chunk);
       size += chunk.length;
       if (size > cap) {
         body.pause();
         settle(result(false));
       }
-    };
-    const onEnd = () => settle(result(true));
-    const onGone = () => settle(undefined);
-    body.on("data", onData);
-    body.once("end", onEnd);
-    body.once("error", onGone);
-    body.once("close", onGone);
+    });
+    body.once("end", () => settle(result(true)));
+    // Listened to for as long as the body lives: an error with no listener would end the process.
+    body.on("error", () => settle(undefined));
+    body.once("close", () => settle(undefined));
   });
 }

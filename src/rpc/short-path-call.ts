@@ -14,6 +14,7 @@ import {
   type validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
 import type { Call as EdgeCall } from "../edge/call.js";
+import { AnswerHeaders, RequestHeaders } from "./lazy-headers.js";
 
 /**
  * What the short path's protocol answers share: the call as they see it, the reply they give,
@@ -140,7 +141,9 @@ function asConnectError(e: unknown): ConnectError {
 export function handlerContext(
   call: Call,
   protocolName: string,
-  responseHeader: Record<string, string>,
+  /** The answer's headers and trailers to begin with: constants, never written to. */
+  responseHeader: Readonly<Record<string, string>>,
+  responseTrailer: Readonly<Record<string, string>> = NONE,
 ): HandlerContext {
   const { spec, edge } = call;
   return {
@@ -151,12 +154,14 @@ export function handlerContext(
     url: call.url(),
     signal: edge.signal,
     timeoutMs: edge.remainingMs,
-    requestHeader: requestHeaders(call.headers),
-    responseHeader: new Headers(responseHeader),
-    responseTrailer: new Headers(),
+    requestHeader: new RequestHeaders(call.headers),
+    responseHeader: new AnswerHeaders(responseHeader),
+    responseTrailer: new AnswerHeaders(responseTrailer),
     values: call.values,
   };
 }
+
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * The call's URL as connect-node builds it, from its scheme, authority and
@@ -210,18 +215,9 @@ export function header(headers: IncomingHttpHeaders, name: string): string | nul
   return typeof value === "string" ? value : null;
 }
 
-export function requestHeaders(headers: IncomingHttpHeaders): Headers {
-  const out = new Headers();
-  for (const [k, v] of Object.entries(headers)) {
-    if (k.startsWith(":") || v === undefined) continue;
-    if (Array.isArray(v)) for (const e of v) out.append(k, e);
-    else out.append(k, String(v));
-  }
-  return out;
-}
-
 /** Headers as connect-node hands them to Node: repeated names (set-cookie) as arrays. */
-export function nodeHeaders(headers: Headers): Record<string, string | string[]> {
+export function nodeHeaders(headers: Headers): Readonly<Record<string, string | string[]>> {
+  if (headers instanceof AnswerHeaders) return headers.toNode();
   const out: Record<string, string | string[]> = Object.create(null);
   headers.forEach((value, key) => {
     const existing = out[key];

@@ -22,6 +22,10 @@ import {
 } from "./short-path-call.js";
 
 type Serialization = ReturnType<typeof createMethodSerializationLookup>;
+
+/** A Connect answer's headers as they begin, one object per content type. */
+const PROTO = Object.freeze({ "content-type": contentTypeUnaryProto });
+const JSON_TYPE = Object.freeze({ "content-type": contentTypeUnaryJson });
 type JsonWriter = ReturnType<typeof compileJsonWriter>;
 
 /** The answer Connect's handler gives a unary Connect POST. */
@@ -47,9 +51,7 @@ export function connectAnswer(
     }
     const bytes = await decompress(compression.request, body, opt);
     if (bytes === undefined) return undefined;
-    const context = handlerContext(call, "connect", {
-      "content-type": binary ? contentTypeUnaryProto : contentTypeUnaryJson,
-    });
+    const context = handlerContext(call, "connect", binary ? PROTO : JSON_TYPE);
     const result = await invokeUnary(
       call,
       context,

@@ -18,6 +18,23 @@ import {
 
 type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
 
+/** A gRPC answer's trailers until an error is written over them. */
+const SUCCEEDED = Object.freeze({ "grpc-status": "0" });
+
+/** A gRPC answer's headers, one object per response encoding (or none), made once. */
+const byEncoding = new Map<string | undefined, Readonly<Record<string, string>>>();
+function answerHeaders(encoding: string | undefined): Readonly<Record<string, string>> {
+  let headers = byEncoding.get(encoding);
+  if (headers === undefined) {
+    headers = Object.freeze({
+      "content-type": "application/grpc+proto",
+      ...(encoding === undefined ? {} : { "grpc-encoding": encoding }),
+    });
+    byEncoding.set(encoding, headers);
+  }
+  return headers;
+}
+
 /** The answer Connect's gRPC handler gives. */
 export function grpcAnswer(opt: Options, binary: BinaryWriter | undefined): Answer {
   return async (call) => {
@@ -31,12 +48,12 @@ export function grpcAnswer(opt: Options, binary: BinaryWriter | undefined): Answ
     if (flags === 1 && compression.request === null) return undefined;
     const bytes = await decompress(flags === 1 ? compression.request : null, body.subarray(5), opt);
     if (bytes === undefined) return undefined;
-    const context = handlerContext(call, "grpc", {
-      "content-type": "application/grpc+proto",
-    });
-    context.responseTrailer.set("grpc-status", "0");
-    if (compression.response)
-      context.responseHeader.set("grpc-encoding", compression.response.name);
+    const context = handlerContext(
+      call,
+      "grpc",
+      answerHeaders(compression.response?.name),
+      SUCCEEDED,
+    );
     const result = await invokeUnary(call, context, opt, bytes, (output) => {
       const encoded = binary?.(output) ?? toBinary(spec.method.output, output);
       // Connect's serialization checks the message before its envelope.
