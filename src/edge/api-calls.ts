@@ -50,7 +50,12 @@ export function apiCalls(scope: App, options: ApiCallOptions): void {
     request.callerKey = entered.callerKey;
     if (entered.through) return;
     // Nobody to answer: nothing more is done for it; it is counted as its response closes.
-    if (entered.left) reply.hijack();
+    if (entered.left) {
+      reply.hijack();
+      // Ended now, its connection's close has no request of it to abort
+      // (Node makes each such abort an error with its stack written out).
+      request.raw.destroy();
+    }
     return reply;
   });
 }

@@ -84,6 +84,13 @@ export async function enterCall(
     },
   );
   started(call);
+  // A caller whose FIN came with its request (a connection that waited in the
+  // listen queue past its client) is seen as gone once this poll's reads are
+  // done: nothing is verified, read or run for it.
+  await afterThisPoll();
+  if (callerGone(arrival.answering)) {
+    return { call, userId: undefined, callerKey: "", through: false, left: true };
+  }
   let refusal: unknown;
   let userId: string | undefined;
   let callerKey: string;
@@ -106,6 +113,11 @@ export async function enterCall(
   await paced(pace.holdMs(callerKey), call);
   arrival.answerEarly(ConnectError.from(refusal));
   return entered;
+}
+
+/** Resolves in this turn's check phase: after what the poll that read the request read with it. */
+function afterThisPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /** Waits `holdMs`, no longer than the call has left, nor once it has stopped. */

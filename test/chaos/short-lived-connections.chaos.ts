@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http";
-import { createConnection } from "mysql2/promise";
+import { type Connection, createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientProcess } from "../support/client-process.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
@@ -28,6 +28,19 @@ function freshGet(url: string, headers: Record<string, string> = {}) {
     req.on("error", () => resolve({ status: 0, ms: performance.now() - t0 }));
     req.end();
   });
+}
+
+async function admitted(svc: ServiceProcess): Promise<number> {
+  const metrics = await (await fetch(`${svc.metricsUrl}/metrics`)).text();
+  const line = metrics
+    .split("\n")
+    .find((l) => l.startsWith('practice_admission_calls_total{outcome="admitted"}'));
+  return Number(line?.split(" ").pop());
+}
+
+async function kills(db: Connection): Promise<number> {
+  const [rows] = await db.query("SHOW GLOBAL STATUS LIKE 'Com_kill'");
+  return Number((rows as { Value: string }[])[0]?.Value);
 }
 
 describe("a storm of short-lived connections on locked rows", () => {
@@ -64,6 +77,8 @@ describe("a storm of short-lived connections on locked rows", () => {
       sessions,
     );
     const learnerAuth = await svc.auth("learner");
+    const admittedBefore = await admitted(svc);
+    const killsBefore = await kills(locker);
     const list = `${svc.baseUrl}/quizzes/${quiz.quizId}/sessions`;
 
     const storm = clientProcess<{ connections: number }>("storm-client.ts", [
@@ -100,6 +115,8 @@ describe("a storm of short-lived connections on locked rows", () => {
     const { connections } = await storm.result;
     await locker.query("ROLLBACK");
     const after = await freshGet(list, learnerAuth);
+    const stormAdmitted = (await admitted(svc)) - admittedBefore - learner.length - 1;
+    const stormKills = (await kills(locker)) - killsBefore;
     // What the storm's calls left on the server: none of its statements still running.
     await sleep(1000);
     const database = new URL(svc.databaseUrl).pathname.slice(1);
@@ -118,6 +135,8 @@ describe("a storm of short-lived connections on locked rows", () => {
     reportFigures("short-lived connection storm", {
       connections,
       canceledCounted: canceled,
+      stormAdmitted,
+      stormKills,
       learnerCalls: learner.length,
       learnerStatuses: tally(learner, (o) => String(o.status)),
       learnerP50Ms: Math.round(percentile(ms, 50)),

@@ -16,10 +16,16 @@ export function clientProcess<T>(script: string, args: string[]) {
   child.stdout.on("data", (chunk) => {
     out += chunk;
   });
+  // "close", not "exit": a process may exit before its last output is read.
   const result = new Promise<T>((resolve, reject) => {
-    child.once("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`${script} exited ${code}`)),
-    );
+    child.once("close", (code) => {
+      if (code !== 0) return reject(new Error(`${script} exited ${code}`));
+      try {
+        resolve(JSON.parse(out) as T);
+      } catch (e) {
+        reject(new Error(`${script} printed no JSON line (${out.length} characters): ${e}`));
+      }
+    });
   });
   return { child, result };
 }
