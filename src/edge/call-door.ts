@@ -1,10 +1,11 @@
-import type { IncomingHttpHeaders } from "node:http";
+import { type IncomingHttpHeaders, ServerResponse } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
 import {
   type Answering,
+  afterPendingReads,
   type Call,
   callerGone,
   callTimeoutMs,
@@ -84,10 +85,11 @@ export async function enterCall(
     },
   );
   started(call);
-  // A caller whose FIN came with its request (a connection that waited in the
-  // listen queue past its client) is seen as gone once this poll's reads are
-  // done: nothing is verified, read or run for it.
-  await afterThisPoll();
+  // An HTTP/1.1 caller whose FIN came with its request (a connection that
+  // waited in the listen queue past its client) is seen as gone once this
+  // poll's reads are done: nothing is verified, read or run for it. (An
+  // HTTP/2 stream reset with its request is closed before it is handed over.)
+  if (arrival.answering instanceof ServerResponse) await afterPendingReads();
   if (callerGone(arrival.answering)) {
     return { call, userId: undefined, callerKey: "", through: false, left: true };
   }
@@ -113,11 +115,6 @@ export async function enterCall(
   await paced(pace.holdMs(callerKey), call);
   arrival.answerEarly(ConnectError.from(refusal));
   return entered;
-}
-
-/** Resolves in this turn's check phase: after what the poll that read the request read with it. */
-function afterThisPoll(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 /** Waits `holdMs`, no longer than the call has left, nor once it has stopped. */

@@ -118,7 +118,7 @@ export function startCall(
  * by then. A request is handled in the turn that read it, so one check
  * phase is not enough; two are (the second follows the next poll).
  */
-function afterPendingReads(): Promise<void> {
+export function afterPendingReads(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
