@@ -1,16 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
+import { errors } from "../app/errors.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
-import {
-  type Answering,
-  type Call,
-  callerGone,
-  callTimeoutMs,
-  deadlineExceeded,
-  startCall,
-} from "./call.js";
+import { type Answering, type Call, callerGone, callTimeoutMs, startCall } from "./call.js";
 
 /** What the door needs of every API call, from its settings (server.ts). */
 export interface DoorOptions {
@@ -80,7 +74,7 @@ export async function enterCall(
       // sent (rest/routes.ts). RPC: Connect's handlers race the same signal
       // and answer themselves, so only a request still arriving is answered here.
       if (pastDoor && !arrival.rpc) arrival.answerDeadline();
-      else if (!arrival.complete()) arrival.answerEarly(deadlineExceeded());
+      else if (!arrival.complete()) arrival.answerEarly(errors.deadlineExceeded());
     },
   );
   started(call);
