@@ -17,9 +17,9 @@ export interface FailureLogger {
 }
 
 /**
- * A logger of failed requests. Errors of ours (500 and the like) go at
- * error level with their stack. Shed load (503), timeouts (504) and client
- * errors go at warn, one short line without a stack, at most
+ * A logger of failed requests. Faults of ours (the table of codes says
+ * whose fault each is) go at error level with their stack. Load (shed,
+ * a deadline) and the caller's doing go at warn, one short line without a stack, at most
  * WARNINGS_PER_SECOND a second for all requests it logs: a flood of cheap
  * bad or shed requests must not buy kilobytes of log each. The next line
  * written says how many were left out (`suppressed`).
