@@ -25,6 +25,7 @@ import {
   PracticeSessionService,
 } from "../gen/practice/v1/practice_session_service_pb.js";
 import { file_practice_v1_quiz_service, QuizService } from "../gen/practice/v1/quiz_service_pb.js";
+import { meaningOfAnswer } from "./app/codes.js";
 import { errors } from "./app/errors.js";
 import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
@@ -58,9 +59,9 @@ import { SERVICE_VERSION } from "./ops/version.js";
 import { MethodNotAllowed, routeMethods } from "./rest/method-not-allowed.js";
 import { openApiGenerator, openApiRoute } from "./rest/openapi.js";
 import { opsRoutes } from "./rest/ops-routes.js";
-import { sendProblem } from "./rest/problem.js";
 import { pathParameterTooLong } from "./rest/requests.js";
 import { restRoutes } from "./rest/routes.js";
+import { sendProblem } from "./rest/send-problem.js";
 import { serializerCompilers } from "./rest/serializing.js";
 import { userIdKey } from "./rpc/auth-interceptor.js";
 import { callKey } from "./rpc/call-interceptor.js";
@@ -195,7 +196,8 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
   // on a Connect path, say) are problem+json too. Set before the scopes that inherit it.
   app.setErrorHandler((err, request, reply) => {
     const sent = sendProblem(reply, err);
-    if (reply.statusCode >= 500) logFailure(request.log, err, reply.statusCode);
+    if (meaningOfAnswer(request.resultCode, reply.statusCode).serverFault)
+      logFailure(request.log, err, reply.statusCode);
     return sent;
   });
   const rpcOptions = {

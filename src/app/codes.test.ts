@@ -5,10 +5,14 @@ import {
   CODE_MEANINGS,
   codeHttpStatus,
   codeName,
-  codeNameOfStatus,
+  HTTP_REFUSALS,
   meaningOf,
+  meaningOfAnswer,
   meaningOfName,
+  meaningOfStatus,
 } from "./codes.js";
+
+const codeNameOfStatus = (status: number) => meaningOfStatus(status)?.name;
 
 describe("the table of codes", () => {
   const codes = Object.values(Code).filter((c): c is Code => typeof c === "number");
@@ -67,5 +71,32 @@ describe("the table of codes", () => {
     for (const status of [400, 401, 403, 404, 409, 429, 499, 500, 501, 503, 504]) {
       expect(meaningOfName(codeNameOfStatus(status) ?? "").httpStatus).toBe(status);
     }
+  });
+
+  it("says whose fault each code is: the caller's, load's or ours", () => {
+    const by = (fault: string) => CODE_MEANINGS.filter((m) => m.fault === fault).map((m) => m.name);
+    expect(by("none")).toEqual(["ok"]);
+    expect(by("load")).toEqual(["deadline_exceeded", "resource_exhausted", "unavailable"]);
+    expect(by("ours")).toEqual(["unknown", "internal", "data_loss"]);
+  });
+
+  it("keeps HTTP's own refusals apart: their status, the code's gRPC number, the caller's fault, no Retry-After", () => {
+    expect(
+      Object.values(HTTP_REFUSALS).map((m) => [m.httpStatus, m.name, m.grpcStatus, m.title]),
+    ).toEqual([
+      [405, "unimplemented", 12, "Method Not Allowed"],
+      [408, "deadline_exceeded", 4, "Request Timeout"],
+      [413, "resource_exhausted", 8, "Content Too Large"],
+      [415, "unimplemented", 12, "Unsupported Media Type"],
+      [431, "resource_exhausted", 8, "Request Header Fields Too Large"],
+    ]);
+    for (const refusal of Object.values(HTTP_REFUSALS)) {
+      expect(refusal).toMatchObject({ fault: "caller", serverFault: false });
+      expect(refusal.retryAfterSeconds).toBeUndefined();
+      expect(meaningOfAnswer(refusal.name, refusal.httpStatus)).toBe(refusal);
+    }
+    // The code at its own status is the code's row: a 429 says Retry-After, a 413 does not.
+    expect(meaningOfAnswer("resource_exhausted", 429).retryAfterSeconds).toBe(1);
+    expect(meaningOfAnswer("resource_exhausted", 413).retryAfterSeconds).toBeUndefined();
   });
 });

@@ -1,24 +1,37 @@
 import { Code } from "@connectrpc/connect";
+import { HEADER_RETRY_AFTER } from "./headers.js";
+
+/**
+ * Whose doing a failure is, for its log line, metrics, span and failure log:
+ * the caller's (a bad request, a missing token), load's (shed, over a share,
+ * out of time), or ours (a fault in the service: an error line with a stack).
+ */
+export type Fault = "none" | "caller" | "load" | "ours";
 
 /**
  * What each outcome of a call means, on every transport, in one table: its
  * name on the wire (Connect's, and REST's `code`), the HTTP status Connect
  * and REST give it, its gRPC status number, whether the caller is told to
- * retry after `Retry-After` seconds, and whether it is the server's fault
- * (an error span, an error log) rather than the caller's. REST problem+json,
- * Connect and the short path, the door's early answers, the request log,
- * metrics and spans all read it.
+ * retry after `Retry-After` seconds, whose fault it is, and whether its span
+ * is an error. HTTP's own refusals (`HTTP_REFUSALS`) are rows of the same shape.
  */
 export interface CodeMeaning {
   /** Connect's name: "invalid_argument"; "ok" for success. */
   readonly name: string;
   /** The HTTP status Connect's protocol gives it (connectrpc.com/docs/protocol), REST's too. */
   readonly httpStatus: number;
+  /** The status's reason phrase: a problem's `title`. */
+  readonly title: string;
   /** gRPC's status number (`grpc-status`, `rpc.grpc.status_code`). */
   readonly grpcStatus: number;
   /** Seconds the caller is told to wait before retrying (`Retry-After`); none: not said. */
   readonly retryAfterSeconds: number | undefined;
-  /** The server's failure (the gRPC semantic conventions' list), not the caller's mistake. */
+  /** Whose doing it is: what the request log, the failure log and metrics go by. */
+  readonly fault: Fault;
+  /**
+   * The server failed (the gRPC semantic conventions' list of server errors):
+   * an error span, and a line in the failure log.
+   */
   readonly serverFault: boolean;
 }
 
@@ -28,43 +41,124 @@ export const RETRY_AFTER_SECONDS = 1;
 const row = (
   name: string,
   httpStatus: number,
+  title: string,
   grpcStatus: number,
-  options: { retry?: boolean; fault?: boolean } = {},
+  fault: Fault,
+  options: { retry?: boolean; errorSpan?: boolean } = {},
 ): CodeMeaning => ({
   name,
   httpStatus,
+  title,
   grpcStatus,
   retryAfterSeconds: options.retry ? RETRY_AFTER_SECONDS : undefined,
-  serverFault: options.fault === true,
+  fault,
+  serverFault: options.errorSpan === true,
 });
 
 /** Every Connect code; a code's gRPC number is the enum's value. */
 const MEANINGS: Readonly<Record<Code, CodeMeaning>> = {
-  [Code.Canceled]: row("canceled", 499, Code.Canceled),
-  [Code.Unknown]: row("unknown", 500, Code.Unknown, { fault: true }),
-  [Code.InvalidArgument]: row("invalid_argument", 400, Code.InvalidArgument),
-  [Code.DeadlineExceeded]: row("deadline_exceeded", 504, Code.DeadlineExceeded, { fault: true }),
-  [Code.NotFound]: row("not_found", 404, Code.NotFound),
-  [Code.AlreadyExists]: row("already_exists", 409, Code.AlreadyExists),
-  [Code.PermissionDenied]: row("permission_denied", 403, Code.PermissionDenied),
-  [Code.ResourceExhausted]: row("resource_exhausted", 429, Code.ResourceExhausted, {
-    retry: true,
+  [Code.Canceled]: row("canceled", 499, "Client Closed Request", Code.Canceled, "caller"),
+  [Code.Unknown]: row("unknown", 500, "Internal Server Error", Code.Unknown, "ours", {
+    errorSpan: true,
   }),
-  [Code.FailedPrecondition]: row("failed_precondition", 400, Code.FailedPrecondition),
-  [Code.Aborted]: row("aborted", 409, Code.Aborted),
-  [Code.OutOfRange]: row("out_of_range", 400, Code.OutOfRange),
-  [Code.Unimplemented]: row("unimplemented", 501, Code.Unimplemented, { fault: true }),
-  [Code.Internal]: row("internal", 500, Code.Internal, { fault: true }),
-  [Code.Unavailable]: row("unavailable", 503, Code.Unavailable, { retry: true, fault: true }),
-  [Code.DataLoss]: row("data_loss", 500, Code.DataLoss, { fault: true }),
-  [Code.Unauthenticated]: row("unauthenticated", 401, Code.Unauthenticated),
+  [Code.InvalidArgument]: row(
+    "invalid_argument",
+    400,
+    "Bad Request",
+    Code.InvalidArgument,
+    "caller",
+  ),
+  [Code.DeadlineExceeded]: row(
+    "deadline_exceeded",
+    504,
+    "Gateway Timeout",
+    Code.DeadlineExceeded,
+    "load",
+    { errorSpan: true },
+  ),
+  [Code.NotFound]: row("not_found", 404, "Not Found", Code.NotFound, "caller"),
+  [Code.AlreadyExists]: row("already_exists", 409, "Conflict", Code.AlreadyExists, "caller"),
+  [Code.PermissionDenied]: row(
+    "permission_denied",
+    403,
+    "Forbidden",
+    Code.PermissionDenied,
+    "caller",
+  ),
+  [Code.ResourceExhausted]: row(
+    "resource_exhausted",
+    429,
+    "Too Many Requests",
+    Code.ResourceExhausted,
+    "load",
+    { retry: true },
+  ),
+  [Code.FailedPrecondition]: row(
+    "failed_precondition",
+    400,
+    "Bad Request",
+    Code.FailedPrecondition,
+    "caller",
+  ),
+  [Code.Aborted]: row("aborted", 409, "Conflict", Code.Aborted, "caller"),
+  [Code.OutOfRange]: row("out_of_range", 400, "Bad Request", Code.OutOfRange, "caller"),
+  // The caller asked for what the service does not offer (a method, a compression): its
+  // doing, so a flood of them buys no log line each; still an error span, as gRPC's list says.
+  [Code.Unimplemented]: row("unimplemented", 501, "Not Implemented", Code.Unimplemented, "caller", {
+    errorSpan: true,
+  }),
+  [Code.Internal]: row("internal", 500, "Internal Server Error", Code.Internal, "ours", {
+    errorSpan: true,
+  }),
+  [Code.Unavailable]: row("unavailable", 503, "Service Unavailable", Code.Unavailable, "load", {
+    retry: true,
+    errorSpan: true,
+  }),
+  [Code.DataLoss]: row("data_loss", 500, "Internal Server Error", Code.DataLoss, "ours", {
+    errorSpan: true,
+  }),
+  [Code.Unauthenticated]: row(
+    "unauthenticated",
+    401,
+    "Unauthorized",
+    Code.Unauthenticated,
+    "caller",
+  ),
 };
 
 /** Success: a call answered with its result. */
-export const OK: CodeMeaning = row("ok", 200, 0);
+export const OK: CodeMeaning = row("ok", 200, "OK", 0, "none");
 
 /** Every code's meaning, success first. */
 export const CODE_MEANINGS: readonly CodeMeaning[] = [OK, ...Object.values(MEANINGS)];
+
+/**
+ * A refusal HTTP has a status of its own for, with the code it is on every
+ * transport (gRPC: that code's number). Always the caller's doing, never
+ * worth a retry as it was sent. 415 is `unimplemented`, as connect-es
+ * answers a request in a form it does not take (an unknown compression).
+ */
+const refusal = (code: Code, httpStatus: number, title: string): CodeMeaning => ({
+  ...MEANINGS[code],
+  httpStatus,
+  title,
+  retryAfterSeconds: undefined,
+  fault: "caller",
+  serverFault: false,
+});
+
+/** HTTP's own refusals, before or beside any code. */
+export const HTTP_REFUSALS = {
+  methodNotAllowed: refusal(Code.Unimplemented, 405, "Method Not Allowed"),
+  requestTimeout: refusal(Code.DeadlineExceeded, 408, "Request Timeout"),
+  contentTooLarge: refusal(Code.ResourceExhausted, 413, "Content Too Large"),
+  unsupportedMediaType: refusal(Code.Unimplemented, 415, "Unsupported Media Type"),
+  headTooLarge: refusal(Code.ResourceExhausted, 431, "Request Header Fields Too Large"),
+} as const;
+
+const REFUSALS_BY_STATUS = new Map<number, CodeMeaning>(
+  Object.values(HTTP_REFUSALS).map((m) => [m.httpStatus, m]),
+);
 
 const BY_NAME = new Map(CODE_MEANINGS.map((m) => [m.name, m]));
 
@@ -78,6 +172,16 @@ export function meaningOfName(name: string): CodeMeaning {
   return BY_NAME.get(name) ?? MEANINGS[Code.Unknown];
 }
 
+/**
+ * What an answer of code `name` with HTTP `status` means: HTTP's refusal of
+ * that status when it is one of that code (413 and 431 are
+ * `resource_exhausted` too, and no wait helps them), else the code's row.
+ */
+export function meaningOfAnswer(name: string, status: number): CodeMeaning {
+  const refused = REFUSALS_BY_STATUS.get(status);
+  return refused !== undefined && refused.name === name ? refused : meaningOfName(name);
+}
+
 /** The code's name on the wire: "invalid_argument". */
 export function codeName(code: Code): string {
   return meaningOf(code).name;
@@ -88,23 +192,30 @@ export function codeHttpStatus(code: Code): number {
   return meaningOf(code).httpStatus;
 }
 
-/**
- * `Retry-After` of an answer of code `name` with HTTP `status`: said only
- * for a refusal for load (the code's own status), never for a request too
- * large (413 and 431 are `resource_exhausted` too, and no wait helps them).
- */
-export function retryAfterOf(name: string, status: number): number | undefined {
-  const meaning = meaningOfName(name);
-  return meaning.httpStatus === status ? meaning.retryAfterSeconds : undefined;
+/** The `Retry-After` header of an answer that says one, else none: the one place it is written. */
+export function retryAfterHeaders(meaning: CodeMeaning): Record<string, string> {
+  return meaning.retryAfterSeconds === undefined
+    ? {}
+    : { [HEADER_RETRY_AFTER]: String(meaning.retryAfterSeconds) };
 }
 
 /**
- * The code a bare HTTP status stands for, where no code was said (Fastify's
- * and Node's own refusals): the table's row for it (for a status several
- * codes share, the general one), and the statuses only HTTP has.
+ * What a bare HTTP status stands for, where no code was said (Fastify's and
+ * Node's own refusals): HTTP's refusal of that status, else the table's row
+ * for it (for a status several codes share, the general one).
  */
-export function codeNameOfStatus(status: number): string | undefined {
-  return STATUS_CODES.get(status);
+export function meaningOfStatus(status: number): CodeMeaning | undefined {
+  return REFUSALS_BY_STATUS.get(status) ?? BY_STATUS.get(status);
+}
+
+/** HTTP's own refusal of `status` (405, 408, 413, 415, 431), if it is one. */
+export function httpRefusalOf(status: number): CodeMeaning | undefined {
+  return REFUSALS_BY_STATUS.get(status);
+}
+
+/** The fault of an answer known only by its status: its meaning's, else 5xx ours and 4xx the caller's. */
+export function faultOfStatus(status: number): Fault {
+  return meaningOfStatus(status)?.fault ?? (status >= 500 ? "ours" : "caller");
 }
 
 /** Codes that share their status with a more general one, which a bare status stands for. */
@@ -116,13 +227,9 @@ const SHARED_LESS_GENERAL = new Set([
   "data_loss",
 ]);
 
-const STATUS_CODES = new Map<number, string>([
-  // HTTP's own refusals, before any code: a slow request, a body or head too large, a type not read.
-  [408, "deadline_exceeded"],
-  [413, "resource_exhausted"],
-  [415, "unimplemented"],
-  [431, "resource_exhausted"],
-  ...CODE_MEANINGS.filter((m) => m.name !== "ok" && !SHARED_LESS_GENERAL.has(m.name)).map(
-    (m) => [m.httpStatus, m.name] as [number, string],
-  ),
-]);
+const BY_STATUS = new Map<number, CodeMeaning>(
+  CODE_MEANINGS.filter((m) => m.name !== "ok" && !SHARED_LESS_GENERAL.has(m.name)).map((m) => [
+    m.httpStatus,
+    m,
+  ]),
+);

@@ -1,5 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Answer } from "../domain/session.js";
+import { type CodeMeaning, HTTP_REFUSALS, meaningOf } from "./codes.js";
+import { HEADER_WWW_AUTHENTICATE } from "./headers.js";
 
 /**
  * The errors the service gives its callers, one constructor each, as
@@ -59,7 +61,7 @@ export const errors = {
       description,
       Code.Unauthenticated,
       new Headers({
-        "www-authenticate": `Bearer error="${error}", error_description="${description}"`,
+        [HEADER_WWW_AUTHENTICATE]: `Bearer error="${error}", error_description="${description}"`,
       }),
     ),
   unavailable: (cause?: unknown) =>
@@ -73,7 +75,65 @@ export const errors = {
   canceled: () => new ConnectError("the client cancelled the call", Code.Canceled),
   internal: (cause?: unknown) =>
     new ConnectError("internal error", Code.Internal, undefined, undefined, cause),
+  /** The call's deadline passed, on every transport: 504 / DEADLINE_EXCEEDED. */
+  deadlineExceeded: () =>
+    new ConnectError("the request took longer than its deadline", Code.DeadlineExceeded),
+  /** Why a call's signal aborts once it has been answered: nobody waits for its work any more. */
+  answered: () => new ConnectError("the call has been answered", Code.Canceled),
+  /** The client reset its HTTP/2 stream with `h2Code` (its name, or its number in hex). */
+  clientReset: (h2Code: string) =>
+    new ConnectError(`the client reset the stream (${h2Code})`, Code.Canceled),
+  /** Shed for load: `unavailable` (REST 503), safe to retry. */
+  overloaded: () => new ConnectError("server overloaded, try again", Code.Unavailable),
+  /** Over the caller's share of the queue: `resource_exhausted` (REST 429). */
+  overShare: () =>
+    new ConnectError(
+      "too many of your requests are waiting: try again after Retry-After",
+      Code.ResourceExhausted,
+    ),
+  /** How a long stream ends when the server drains. */
+  shuttingDown: () => new ConnectError("the server is shutting down", Code.Unavailable),
+  /** A health check of a service this server does not have. */
+  unknownService: () => new ConnectError("unknown service", Code.NotFound),
+  /** Over the open streams a connection, or the server, may have. */
+  tooManyStreams: () => new ConnectError("too many open streams", Code.ResourceExhausted),
+  /** A binary request message that does not parse: Connect's own words for it. */
+  parseBinary: (reason: string) =>
+    new ConnectError(`parse binary: ${reason}`, Code.InvalidArgument),
+  /** An answer over `writeMaxBytes`: Connect's serialization's own words. */
+  writeTooLarge: (size: number, writeMaxBytes: number) =>
+    new ConnectError(
+      `message size ${size} is larger than configured writeMaxBytes ${writeMaxBytes}`,
+      Code.ResourceExhausted,
+    ),
+  /** A request's head over the limit: 431, `resource_exhausted` on RPC transports. */
+  headTooLarge: (detail: string) => new RefusedRequest(detail, HTTP_REFUSALS.headTooLarge),
+  /** A body in a type the route does not read: 415, `unimplemented`. */
+  unsupportedMediaType: (detail: string) =>
+    new RefusedRequest(detail, HTTP_REFUSALS.unsupportedMediaType),
 } as const;
+
+/**
+ * A refusal HTTP has a status of its own for (codes.ts `HTTP_REFUSALS`):
+ * its code on every transport, and that status where HTTP's is said.
+ */
+export class RefusedRequest extends ConnectError {
+  constructor(
+    message: string,
+    readonly refusal: CodeMeaning,
+  ) {
+    super(message, refusal.grpcStatus as Code);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(RefusedRequest, value);
+  }
+}
+
+/** What an error the service raises means (its row, or HTTP's refusal it is). */
+export function meaningOfError(err: ConnectError): CodeMeaning {
+  return err instanceof RefusedRequest ? err.refusal : meaningOf(err.code);
+}
 
 /**
  * One mistake in a request: the field (its path as the proto names it, snake_case), the id of

@@ -1,5 +1,6 @@
 import { type IncomingHttpHeaders, ServerResponse } from "node:http";
 import { ConnectError } from "@connectrpc/connect";
+import { errors } from "../app/errors.js";
 import type { Authenticator } from "../auth/authenticator.js";
 import type { Admission } from "../ops/admission.js";
 import type { RefusalPace } from "../ops/refusal-pace.js";
@@ -9,7 +10,6 @@ import {
   type Call,
   callerGone,
   callTimeoutMs,
-  deadlineExceeded,
   startCall,
 } from "./call.js";
 
@@ -81,7 +81,7 @@ export async function enterCall(
       // sent (rest/routes.ts). RPC: Connect's handlers race the same signal
       // and answer themselves, so only a request still arriving is answered here.
       if (pastDoor && !arrival.rpc) arrival.answerDeadline();
-      else if (!arrival.complete()) arrival.answerEarly(deadlineExceeded());
+      else if (!arrival.complete()) arrival.answerEarly(errors.deadlineExceeded());
     },
   );
   started(call);

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Http2ServerResponse, ServerHttp2Stream } from "node:http2";
 import { constants as h2 } from "node:http2";
-import { Code, ConnectError } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import { parseTimeout as parseConnectTimeout } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
 import { attachLimits } from "../app/call-limits.js";
@@ -37,13 +37,8 @@ export interface Call {
 /** What a call answers on: an HTTP/1.1 or compat HTTP/2 response, or an HTTP/2 stream. */
 export type Answering = ServerResponse | Http2ServerResponse | ServerHttp2Stream;
 
-/** The deadline's error, for every transport: 504 / DEADLINE_EXCEEDED. */
-export function deadlineExceeded(): ConnectError {
-  return new ConnectError("the request took longer than its deadline", Code.DeadlineExceeded);
-}
-
-/** Why a call's signal aborts once it has been answered: nobody waits for its work any more. */
-const ANSWERED = new ConnectError("the call has been answered", Code.Canceled);
+/** Why a call's signal aborts once it has been answered: one instance, its stack never read. */
+const ANSWERED = errors.answered();
 
 /**
  * The call's deadline: `REQUEST_TIMEOUT_MS` or the client's own
@@ -83,7 +78,7 @@ export function startCall(
   const deadline = performance.now() + timeoutMs;
   const timer = setTimeout(
     () => {
-      controller.abort(deadlineExceeded());
+      controller.abort(errors.deadlineExceeded());
       onDeadline();
     },
     Math.max(0, timeoutMs),
@@ -141,7 +136,7 @@ export function callerGone(res: Answering): boolean {
 export function detachedCall(signal: AbortSignal, timeoutMs: number, admission: Admission): Call {
   const controller = new AbortController();
   const deadline = performance.now() + timeoutMs;
-  const timer = setTimeout(() => controller.abort(deadlineExceeded()), timeoutMs);
+  const timer = setTimeout(() => controller.abort(errors.deadlineExceeded()), timeoutMs);
   const remainingMs = () => deadline - performance.now();
   attachLimits(controller.signal, callLimits(remainingMs));
   const onAbort = () => controller.abort(signal.reason ?? errors.canceled());
@@ -177,10 +172,7 @@ function clientLeft(res: Answering): ConnectError {
   Error.stackTraceLimit = 0;
   try {
     if (code === undefined || code === h2.NGHTTP2_NO_ERROR) return errors.canceled();
-    return new ConnectError(
-      `the client reset the stream (${H2_CODE_NAMES[code] ?? `0x${code.toString(16)}`})`,
-      Code.Canceled,
-    );
+    return errors.clientReset(H2_CODE_NAMES[code] ?? `0x${code.toString(16)}`);
   } finally {
     Error.stackTraceLimit = limit;
   }

@@ -1,12 +1,13 @@
 import type { ServerHttp2Stream } from "node:http2";
 import type { ConnectError } from "@connectrpc/connect";
-import { meaningOf } from "../app/codes.js";
+import { retryAfterHeaders } from "../app/codes.js";
+import { errors, meaningOfError } from "../app/errors.js";
+import { HEADER_CONTENT_TYPE, HEADER_GRPC_MESSAGE, HEADER_GRPC_STATUS } from "../app/headers.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { recordOutcome } from "../ops/outcome.js";
-import { deadlineExceeded } from "./call.js";
 import { endUnfinishedRequest } from "./trailers-reset.js";
 
-/** How the REST gateway answers an error (rest/problem.ts `sendProblem`). */
+/** How the REST gateway answers an error (rest/send-problem.ts `sendProblem`). */
 export type RestAnswer = (reply: AppReply, err: unknown) => unknown;
 
 /**
@@ -28,9 +29,9 @@ export function answerEarly(
     rest(reply, err);
     return;
   }
-  const meaning = meaningOf(err.code);
+  const meaning = meaningOfError(err);
   recordOutcome(request, { code: meaning.name });
-  const type = request.headers["content-type"] ?? "";
+  const type = request.headers[HEADER_CONTENT_TYPE] ?? "";
   if (type.startsWith("application/grpc")) {
     const raw = request.raw as { stream?: ServerHttp2Stream };
     if (raw.stream !== undefined) {
@@ -41,15 +42,11 @@ export function answerEarly(
     void reply.code(200).headers(grpcStatusHeaders(type, err)).send();
     return;
   }
-  const retryAfter =
-    meaning.retryAfterSeconds === undefined
-      ? {}
-      : { "retry-after": String(meaning.retryAfterSeconds) };
   for (const [name, value] of err.metadata) reply.header(name, value);
   endUnfinishedOnceAnswered(reply);
   void reply
     .code(meaning.httpStatus)
-    .headers(retryAfter)
+    .headers(retryAfterHeaders(meaning))
     .type("application/json")
     .send(JSON.stringify({ code: meaning.name, message: err.rawMessage }));
 }
@@ -72,15 +69,13 @@ export function answerTrailersOnly(
 
 /** The headers of a gRPC error: its metadata (a 401's www-authenticate), status, message and Retry-After. */
 function grpcStatusHeaders(contentType: string, err: ConnectError): Record<string, string> {
-  const meaning = meaningOf(err.code);
+  const meaning = meaningOfError(err);
   return {
     ...Object.fromEntries(err.metadata),
-    "content-type": contentType.split(";")[0] ?? contentType,
-    "grpc-status": String(meaning.grpcStatus),
-    "grpc-message": grpcMessage(err.rawMessage),
-    ...(meaning.retryAfterSeconds === undefined
-      ? {}
-      : { "retry-after": String(meaning.retryAfterSeconds) }),
+    [HEADER_CONTENT_TYPE]: contentType.split(";")[0] ?? contentType,
+    [HEADER_GRPC_STATUS]: String(meaning.grpcStatus),
+    [HEADER_GRPC_MESSAGE]: grpcMessage(err.rawMessage),
+    ...retryAfterHeaders(meaning),
   };
 }
 
@@ -112,7 +107,7 @@ export function answerDeadline(reply: AppReply): void {
     return;
   }
   endUnfinishedOnceAnswered(reply);
-  reply.send(deadlineExceeded());
+  reply.send(errors.deadlineExceeded());
 }
 
 /**

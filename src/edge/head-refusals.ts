@@ -1,11 +1,13 @@
 import type { Duplex } from "node:stream";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { codeName } from "../app/codes.js";
+import type { ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
+import { type CodeMeaning, HTTP_REFUSALS, meaningOf } from "../app/codes.js";
+import { errors } from "../app/errors.js";
 import type { AppReply, AppRequest } from "../app-server.js";
 import { MAX_HEADER_BYTES } from "../limits.js";
 import { recordOutcome } from "../ops/outcome.js";
 import { answerEarly } from "./early-answer.js";
-import { type Problem, problem } from "./problem-json.js";
+import { type Problem, problem } from "./problem-document.js";
 
 /** RPC routes never take the REST answer. */
 const sendNothing = () => undefined;
@@ -19,21 +21,23 @@ const TOO_LARGE = `the request line and headers are larger than ${MAX_HEADER_BYT
 
 /** What Node's HTTP/1.1 parser refused, as the problem to answer (its own default statuses). */
 function refusalOf(code: string | undefined): Problem {
-  switch (code) {
-    case "HPE_HEADER_OVERFLOW":
-      return refusal(431, Code.ResourceExhausted, TOO_LARGE);
-    case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return refusal(413, Code.ResourceExhausted, "the chunk extensions are too large");
-    case "ERR_HTTP_REQUEST_TIMEOUT":
-      return refusal(408, Code.DeadlineExceeded, "the request did not arrive in time");
-    default:
-      return refusal(400, Code.InvalidArgument, "the request is not valid HTTP/1.1");
-  }
+  const [meaning, detail] = PARSER_REFUSALS[code ?? ""] ?? NOT_HTTP;
+  return problem(meaning, detail);
 }
 
-function refusal(status: number, code: Code, detail: string): Problem {
-  return problem(status, codeName(code), detail);
-}
+const PARSER_REFUSALS: Record<string, [CodeMeaning, string]> = {
+  HPE_HEADER_OVERFLOW: [HTTP_REFUSALS.headTooLarge, TOO_LARGE],
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: [
+    HTTP_REFUSALS.contentTooLarge,
+    "the chunk extensions are too large",
+  ],
+  ERR_HTTP_REQUEST_TIMEOUT: [HTTP_REFUSALS.requestTimeout, "the request did not arrive in time"],
+};
+
+const NOT_HTTP: [CodeMeaning, string] = [
+  meaningOf(Code.InvalidArgument),
+  "the request is not valid HTTP/1.1",
+];
 
 /**
  * The HTTP/1.1 server's `clientError` listener: Node's parser refused the head
@@ -72,9 +76,9 @@ export function headListTooLarge(rawHeaders: readonly string[]): boolean {
   return size > MAX_HEADER_BYTES;
 }
 
-/** An RPC's refusal of a header list over the limit: `resource_exhausted`. */
+/** The refusal of a header list over the limit: 431, `resource_exhausted` on RPC transports. */
 export function headTooLarge(): ConnectError {
-  return new ConnectError(TOO_LARGE, Code.ResourceExhausted);
+  return errors.headTooLarge(TOO_LARGE);
 }
 
 /**

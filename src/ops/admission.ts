@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
 import { traceAdmissionWait } from "./admission-trace.js";
 import { type Entry, FairQueue } from "./fair-queue.js";
@@ -71,13 +71,10 @@ export const STANDING_WAIT_MS = 2_000;
  * instance for every refusal: under overload most requests are refused, and
  * a new error each time would capture a stack trace nobody reads.
  */
-const OVERLOADED = new ConnectError("server overloaded, try again", Code.Unavailable);
+const OVERLOADED = errors.overloaded();
 
 /** The error of a request over its caller's share: `resource_exhausted` (REST 429), one instance. */
-const OVER_SHARE = new ConnectError(
-  "too many of your requests are waiting: try again after Retry-After",
-  Code.ResourceExhausted,
-);
+const OVER_SHARE = errors.overShare();
 
 /**
  * What `acquire` hands back: call once when the request's work is done, with

@@ -1,12 +1,11 @@
 import { ConnectError } from "@connectrpc/connect";
-import { codeHttpStatus } from "../app/codes.js";
+import { errorCodes } from "fastify";
+import { faultOfStatus } from "../app/codes.js";
+import { meaningOfError } from "../app/errors.js";
 import { LogBudget } from "./log-budget.js";
 
 /** Warnings about shed load and client errors written per second at most (with a burst of as many). */
 const WARNINGS_PER_SECOND = 10;
-
-/** HTTP statuses that say "too much load" or "too slow", not a fault in our code. */
-const LOAD_STATUSES = new Set([429, 503, 504]);
 
 /** Logs one failed request answered with HTTP `status` (see `failureLog`). */
 export type LogFailure = (log: FailureLogger, err: unknown, status: number) => void;
@@ -18,9 +17,9 @@ export interface FailureLogger {
 }
 
 /**
- * A logger of failed requests. Errors of ours (500 and the like) go at
- * error level with their stack. Shed load (503), timeouts (504) and client
- * errors go at warn, one short line without a stack, at most
+ * A logger of failed requests. Faults of ours (the table of codes says
+ * whose fault each is) go at error level with their stack. Load (shed,
+ * a deadline) and the caller's doing go at warn, one short line without a stack, at most
  * WARNINGS_PER_SECOND a second for all requests it logs: a flood of cheap
  * bad or shed requests must not buy kilobytes of log each. The next line
  * written says how many were left out (`suppressed`).
@@ -28,7 +27,7 @@ export interface FailureLogger {
 export function failureLog(): LogFailure {
   const budget = new LogBudget(WARNINGS_PER_SECOND);
   return (log, err, status) => {
-    if (status >= 500 && !LOAD_STATUSES.has(status)) {
+    if (faultOf(err, status) === "ours") {
       log.error({ err }, "request failed");
       return;
     }
@@ -41,8 +40,6 @@ export function failureLog(): LogFailure {
   };
 }
 
-/** What Fastify writes when a reply is sent twice: a warn line with the error's stack. */
-const ALREADY_SENT = "FST_ERR_REP_ALREADY_SENT";
 /** What Fastify writes when a handler fails after its reply was sent: an error line with a stack. */
 const FAILED_AFTER_SENT = "Promise errored, but reply.sent = true was set";
 
@@ -61,24 +58,27 @@ export function quietSecondAnswers<L extends FailureLogger & { debug(...args: un
   const warn = child.warn;
   const error = child.error;
   child.warn = function (this: L, fields: object, ...rest: unknown[]) {
-    const err = (fields as { err?: { code?: string } } | undefined)?.err;
-    if (err?.code === ALREADY_SENT) return this.debug(fields, ...rest);
+    // What Fastify writes when a reply is sent twice: a warn line with the error's stack.
+    const err = (fields as { err?: unknown } | undefined)?.err;
+    if (err instanceof errorCodes.FST_ERR_REP_ALREADY_SENT) return this.debug(fields, ...rest);
     return (warn as (...args: unknown[]) => void).call(this, fields, ...rest);
   } as L["warn"];
   child.error = function (this: L, fields: object, ...rest: unknown[]) {
     const err = (fields as { err?: unknown } | undefined)?.err;
-    if (rest[0] === FAILED_AFTER_SENT && !faultOfOurs(err)) return this.debug(fields, ...rest);
+    if (rest[0] === FAILED_AFTER_SENT && faultOf(err) !== "ours")
+      return this.debug(fields, ...rest);
     return (error as (...args: unknown[]) => void).call(this, fields, ...rest);
   } as L["error"];
   return child;
 }
 
-/** A failure that is ours: not the client's doing, a deadline or shed load. */
-function faultOfOurs(err: unknown): boolean {
-  if (err instanceof ConnectError) {
-    const status = codeHttpStatus(err.code);
-    return status >= 500 && !LOAD_STATUSES.has(status);
-  }
-  const status = (err as { statusCode?: number } | undefined)?.statusCode;
-  return status === undefined || (status >= 500 && !LOAD_STATUSES.has(status));
+/**
+ * Whose fault a failure is, as the table of codes says: a ConnectError's
+ * answer, else the HTTP status it was answered with or carries; an error
+ * with neither is ours.
+ */
+function faultOf(err: unknown, status?: number) {
+  if (err instanceof ConnectError) return meaningOfError(err).fault;
+  const carried = status ?? (err as { statusCode?: number } | undefined)?.statusCode;
+  return carried === undefined ? "ours" : faultOfStatus(carried);
 }

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type Health,
   type HealthCheckResponse,
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "../../gen/grpc/health/v1/health_pb.js";
+import { errors } from "../app/errors.js";
 import type { HealthMonitor } from "./health.js";
 
 /** How often a Watch stream re-probes the database to notice a change. */
@@ -32,7 +33,7 @@ export function healthService(
     async check(req) {
       const status = await current(req.service);
       if (status === ServingStatus.SERVICE_UNKNOWN) {
-        throw new ConnectError("unknown service", Code.NotFound);
+        throw errors.unknownService();
       }
       return { status };
     },
@@ -58,9 +59,7 @@ export function healthService(
 }
 
 /** How a long stream ends when the server drains. */
-export function shuttingDown(): ConnectError {
-  return new ConnectError("the server is shutting down", Code.Unavailable);
-}
+export const shuttingDown = errors.shuttingDown;
 
 /** Resolves after WATCH_INTERVAL_MS, or sooner on a drain or when `signal` aborts. */
 function nextTick(monitor: HealthMonitor, signal: AbortSignal): Promise<void> {

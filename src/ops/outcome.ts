@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import { codeNameOfStatus } from "../app/codes.js";
+import { meaningOfStatus } from "../app/codes.js";
 import type { App, AppReply, AppRequest } from "../app-server.js";
 import type { Transport } from "./metrics.js";
 
@@ -109,5 +109,5 @@ const H2_NO_ERROR = 0;
 function outcomeCode(resultCode: string, status: number, transport: Transport): string {
   if (resultCode !== "") return resultCode;
   if (status < 400) return transport === "grpc" || transport === "grpc-web" ? "unknown" : "ok";
-  return codeNameOfStatus(status) ?? (status < 500 ? "invalid_argument" : "internal");
+  return meaningOfStatus(status)?.name ?? (status < 500 ? "invalid_argument" : "internal");
 }

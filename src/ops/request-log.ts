@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
+import { meaningOfAnswer } from "../app/codes.js";
+import { HEADER_REQUEST_ID } from "../app/headers.js";
 import type { App, AppReply, AppRequest } from "../app-server.js";
 import { LogBudget } from "./log-budget.js";
 import { type Metrics, rpcTransport, type Transport } from "./metrics.js";
@@ -23,7 +25,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** The request's id: the caller's `x-request-id` when sensible, else a new UUID. */
 export function requestId(req: { headers: IncomingHttpHeaders }): string {
-  const given = req.headers["x-request-id"];
+  const given = req.headers[HEADER_REQUEST_ID];
   return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
@@ -41,7 +43,7 @@ export function observeRequests(app: App, requestLog: RequestLog, rpcPaths: Set<
     route.config = { ...route.config, rpc, procedure: rpc ? route.url : `${method} ${route.url}` };
   });
   app.addHook("onRequest", (request, reply, done) => {
-    reply.header("x-request-id", request.id);
+    reply.header(HEADER_REQUEST_ID, request.id);
     // "close", not Fastify's onResponse ("finish"): a call whose client left
     // before its answer is counted too (over HTTP/1.1 it never finishes).
     reply.raw.once("close", () => ended(request, reply));
@@ -107,9 +109,6 @@ export interface LineLogger {
   isLevelEnabled?(level: string): boolean;
 }
 
-/** Outcomes whose every line is written: served calls, and faults of ours. */
-const ALWAYS_LOGGED = new Set(["ok", "internal", "unknown", "data_loss"]);
-
 /**
  * Lines a second, at most, of the other outcomes: calls refused or failed
  * for the caller's doing (a bad token or input, shed load, a reset). A
@@ -150,7 +149,9 @@ export class RequestLog {
     // A line that would not be written takes nothing from the budget.
     if (log.isLevelEnabled?.(level) === false) return;
     let suppressed: number | undefined;
-    if (!ALWAYS_LOGGED.has(call.code)) {
+    // Every line of a served call and of a fault of ours is written.
+    const fault = meaningOfAnswer(call.code, call.status).fault;
+    if (fault !== "none" && fault !== "ours") {
       suppressed = (call.code === "canceled" ? this.#canceled : this.#refused).take();
       if (suppressed === undefined) return;
     }

@@ -1,5 +1,5 @@
 import { type Context, context, type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { meaningOfName } from "../app/codes.js";
+import { meaningOfAnswer } from "../app/codes.js";
 import type { App } from "../app-server.js";
 import { startSpanFrom } from "../tracer.js";
 import { rpcTransport, type Transport } from "./metrics.js";
@@ -126,17 +126,17 @@ export function endServerSpan(
     return;
   }
   const { transport, code, status } = end;
+  const meaning = meaningOfAnswer(code, status);
   span.setAttribute("http.response.status_code", status);
   if (transport === "grpc" || transport === "grpc-web") {
-    span.setAttribute("rpc.grpc.status_code", meaningOfName(code).grpcStatus);
+    span.setAttribute("rpc.grpc.status_code", meaning.grpcStatus);
   }
   if (code !== "ok") {
     span.setAttribute("error.type", code);
     if (transport === "connect") span.setAttribute("rpc.connect_rpc.error_code", code);
   }
   // The code, never the error's message: a database's may quote a value.
-  const fault = transport === "rest" ? status >= 500 : meaningOfName(code).serverFault;
-  if (fault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
+  if (meaning.serverFault) span.setStatus({ code: SpanStatusCode.ERROR, message: code });
   span.end();
 }
 

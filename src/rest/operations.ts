@@ -1,6 +1,5 @@
 import { type TSchema, Type } from "@fastify/type-provider-typebox";
-import { titleOf } from "../edge/problem-json.js";
-import { UNSUPPORTED_MEDIA_TYPE } from "./problem.js";
+import { HTTP_REFUSALS, meaningOfAnswer, meaningOfName } from "../app/codes.js";
 import { requestSchemasOf } from "./requests.js";
 import {
   AnswerConflictProblem,
@@ -13,6 +12,7 @@ import {
   SessionDetail,
   SessionPage,
 } from "./schemas.js";
+import { UNSUPPORTED_MEDIA_TYPE } from "./send-problem.js";
 
 /**
  * The REST gateway's route schemas, one per operation: their requests are the RPCs' request
@@ -29,7 +29,7 @@ export const json = <T extends TSchema>(description: string, schema: T) => ({
 const problemExample = (status: number, code: string, detail: string, field?: string) => ({
   value: {
     type: "about:blank",
-    title: titleOf(status),
+    title: meaningOfAnswer(code, status).title,
     status,
     detail,
     code,
@@ -88,7 +88,7 @@ export const unauthorized = {
 const unsupportedMediaType = problems(
   415,
   "A body sent with another content type than application/json (or with none).",
-  { text: ["invalid_argument", UNSUPPORTED_MEDIA_TYPE] },
+  { text: [HTTP_REFUSALS.unsupportedMediaType.name, UNSUPPORTED_MEDIA_TYPE] },
 );
 export const unavailable = problems(503, "The database is unreachable; retry later.", {
   database: ["unavailable", "service temporarily unavailable, try again"],
@@ -317,7 +317,7 @@ export const { listSessions, startSession, getSession, submitAnswer, completeSes
                 conflict: {
                   value: {
                     type: "about:blank",
-                    title: titleOf(409),
+                    title: meaningOfName("already_exists").title,
                     status: 409,
                     detail: "question already answered in this session",
                     code: "already_exists",

@@ -1,7 +1,7 @@
 import { errors } from "../app/errors.js";
 import type { App } from "../app-server.js";
 import type { HealthMonitor } from "../ops/health.js";
-import { sendProblem } from "./problem.js";
+import { sendProblem } from "./send-problem.js";
 
 export interface OpsRoutesOptions {
   health: HealthMonitor;

@@ -5,6 +5,7 @@ import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { context } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import { codeName } from "../app/codes.js";
+import { HEADER_REQUEST_ID } from "../app/headers.js";
 import type { StreamPath, StreamTaker } from "../app-server.js";
 import { callerGone, type Call as EdgeCall } from "../edge/call.js";
 import { type DoorOptions, enterCall } from "../edge/call-door.js";
@@ -233,7 +234,7 @@ function answeredOrGone(stream: ServerHttp2Stream): boolean {
 function answer(stream: ServerHttp2Stream, out: Reply, id: string): void {
   const trailers = out.trailer === undefined ? undefined : nodeHeaders(out.trailer);
   stream.respond(
-    { ":status": out.status, ...nodeHeaders(out.header), "x-request-id": id },
+    { ":status": out.status, ...nodeHeaders(out.header), [HEADER_REQUEST_ID]: id },
     { waitForTrailers: trailers !== undefined },
   );
   if (trailers !== undefined) stream.once("wantTrailers", () => stream.sendTrailers(trailers));

@@ -1,5 +1,6 @@
 import { ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { meaningOf } from "../app/codes.js";
+import { retryAfterHeaders } from "../app/codes.js";
+import { meaningOfError } from "../app/errors.js";
 import { userIdKey } from "./auth-interceptor.js";
 
 /** Where a call's outcome (Connect code and user) goes, for the request log and metrics. */
@@ -26,17 +27,17 @@ export function outcomeInterceptor(
     const settle = (code: string, err?: unknown) => {
       sink?.settle(code, req.contextValues.get(userIdKey));
       if (err === undefined || onFailure === undefined) return;
-      const status = meaningOf(ConnectError.from(err).code).httpStatus;
-      if (status >= 500) onFailure(err, status);
+      const meaning = meaningOfError(ConnectError.from(err));
+      if (meaning.serverFault) onFailure(err, meaning.httpStatus);
     };
     let res: Awaited<ReturnType<typeof next>>;
     try {
       res = await next(req);
     } catch (err) {
       const error = ConnectError.from(err);
-      const meaning = meaningOf(error.code);
-      if (meaning.retryAfterSeconds !== undefined)
-        error.metadata.set("retry-after", String(meaning.retryAfterSeconds));
+      const meaning = meaningOfError(error);
+      for (const [name, value] of Object.entries(retryAfterHeaders(meaning)))
+        error.metadata.set(name, value);
       settle(meaning.name, error);
       throw error;
     }
@@ -52,7 +53,7 @@ export function outcomeInterceptor(
           yield* messages;
           settle("ok");
         } catch (err) {
-          settle(meaningOf(ConnectError.from(err).code).name, err);
+          settle(meaningOfError(ConnectError.from(err)).name, err);
           throw err;
         }
       })(),

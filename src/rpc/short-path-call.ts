@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { fromBinary } from "@bufbuild/protobuf";
 import {
-  Code,
   ConnectError,
   type ContextValues,
   type HandlerContext,
@@ -13,6 +12,7 @@ import {
   invokeUnaryImplementation,
   type validateUniversalHandlerOptions,
 } from "@connectrpc/connect/protocol";
+import { errors } from "../app/errors.js";
 import type { Call as EdgeCall } from "../edge/call.js";
 import { AnswerHeaders, RequestHeaders } from "./lazy-headers.js";
 
@@ -99,7 +99,7 @@ function parseBinary(call: Call, bytes: Uint8Array) {
   } catch (e) {
     call.settle("invalid_argument");
     const reason = e instanceof Error ? e.message : String(e);
-    throw new ConnectError(`parse binary: ${reason}`, Code.InvalidArgument);
+    throw errors.parseBinary(reason);
   }
 }
 
@@ -128,9 +128,7 @@ export async function invokeUnary(
 }
 
 function asConnectError(e: unknown): ConnectError {
-  return e instanceof ConnectError
-    ? e
-    : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  return e instanceof ConnectError ? e : errors.internal(e);
 }
 
 /**
@@ -185,10 +183,7 @@ const URLS_KEPT = 1000;
 
 /** The error Connect's serialization raises for a message over `writeMaxBytes`. */
 export function writeTooLarge(message: Uint8Array, opt: { writeMaxBytes: number }): ConnectError {
-  return new ConnectError(
-    `message size ${message.byteLength} is larger than configured writeMaxBytes ${opt.writeMaxBytes}`,
-    Code.ResourceExhausted,
-  );
+  return errors.writeTooLarge(message.byteLength, opt.writeMaxBytes);
 }
 
 /** One envelope, compressed as Connect compresses it (at least `compressMinBytes`). */

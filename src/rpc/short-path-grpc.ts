@@ -3,6 +3,7 @@ import {
   parseTimeout as parseGrpcTimeout,
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
+import { HEADER_GRPC_STATUS } from "../app/headers.js";
 import type { compileBinaryWriter } from "./proto-binary.js";
 import {
   type Answer,
@@ -19,7 +20,7 @@ import {
 type BinaryWriter = NonNullable<ReturnType<typeof compileBinaryWriter>>;
 
 /** A gRPC answer's trailers until an error is written over them. */
-const SUCCEEDED = Object.freeze({ "grpc-status": "0" });
+const SUCCEEDED = Object.freeze({ [HEADER_GRPC_STATUS]: "0" });
 
 /** A gRPC answer's headers, one object per response encoding (or none), made once. */
 const byEncoding = new Map<string | undefined, Readonly<Record<string, string>>>();

@@ -1,4 +1,5 @@
-import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { createContextKey, type Interceptor } from "@connectrpc/connect";
+import { errors } from "../app/errors.js";
 import { shuttingDown } from "../ops/health-service.js";
 
 /**
@@ -45,7 +46,7 @@ export function streamLimitsInterceptor(
     const connection: object = req.contextValues.get(connectionKey) ?? fallbackConnection;
     const open = perConnection.get(connection) ?? 0;
     if (open >= limits.perConnection || total >= limits.total) {
-      throw new ConnectError("too many open streams", Code.ResourceExhausted);
+      throw errors.tooManyStreams();
     }
     perConnection.set(connection, open + 1);
     total++;

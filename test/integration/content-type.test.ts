@@ -81,7 +81,7 @@ describe("a REST body that is not declared as JSON", () => {
         type: "about:blank",
         title: "Unsupported Media Type",
         status: 415,
-        code: "invalid_argument",
+        code: "unimplemented",
         detail: "a request body must be JSON, sent with content-type: application/json",
       });
     }

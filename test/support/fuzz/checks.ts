@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { codeFromString, codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import { expect } from "vitest";
+import { httpRefusalOf } from "../../../src/app/codes.js";
 import { expectedRest } from "./oracle.js";
 import type { RestRequest } from "./requests.js";
 import type { Answer } from "./send.js";
@@ -38,11 +39,9 @@ export function expectProblem(body: unknown, status: number) {
       expect(e).toEqual({ field: expect.any(String), message: expect.any(String) });
     expect(errors[0]?.message).toBe((body as { detail: string }).detail);
   }
-  // 413 (resource_exhausted), 415 (invalid_argument) and 405 (unimplemented)
-  // keep HTTP's own status; every other status is the one Connect's table gives the code.
-  if (status === 413) expect(code).toBe("resource_exhausted");
-  else if (status === 415) expect(code).toBe("invalid_argument");
-  else if (status === 405) expect(code).toBe("unimplemented");
+  // HTTP's own refusals keep their status; every other status is the one Connect's table gives the code.
+  const refusal = httpRefusalOf(status);
+  if (refusal !== undefined) expect(code).toBe(refusal.name);
   else expect(codeToHttpStatus(codeFromString(code) ?? Code.Unknown)).toBe(status);
   expect(JSON.stringify(body)).not.toMatch(LEAK_LIKE);
 }
