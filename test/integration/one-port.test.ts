@@ -7,6 +7,7 @@ import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 let database: TestDatabase;
 let port: OnePortServer;
@@ -15,6 +16,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const clock = new FakeClock(new Date("2026-05-01T10:00:00Z"));
   const app = await buildServer({
+    ...defaultAppSettings(),
     db: database.db,
     pool: database.pool,
     clock,

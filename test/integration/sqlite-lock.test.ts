@@ -15,6 +15,7 @@ import { buildServer } from "../../src/server.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings, defaultDatabaseLimits } from "../support/settings.js";
 
 /** A second connection to the same file, as another process would hold it. */
 type Raw = { exec(sql: string): void; close(): void };
@@ -34,10 +35,12 @@ beforeAll(async () => {
     url: `sqlite:${join(dir, "db.sqlite")}`,
     poolSize: 1,
     connectTimeoutMs: 1000,
+    limits: defaultDatabaseLimits(),
   });
   await migrateToLatest(database.db);
   quiz = await insertQuiz(database.db);
   const app = await buildServer({
+    ...defaultAppSettings(),
     db: database.db,
     clock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),

@@ -16,6 +16,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 /** A self-signed certificate for localhost and 127.0.0.1 (test only, valid to 2036). */
 const TLS = { certFile: "test/fixtures/tls/cert.pem", keyFile: "test/fixtures/tls/key.pem" };
@@ -32,6 +33,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db);
   const app = await buildServer({
+    ...defaultAppSettings(),
     db: database.db,
     clock: systemClock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, systemClock),

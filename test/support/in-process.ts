@@ -15,6 +15,7 @@ import { practiceRpc } from "../../src/rpc/practice-routes.js";
 import { buildServer } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { RACE_ADMISSION, TEST_SECRET } from "./service.js";
+import { defaultAppSettings } from "./settings.js";
 
 /**
  * The service without a socket: the use cases, the Connect routes through
@@ -57,6 +58,7 @@ export async function startInProcessService(): Promise<InProcessService> {
   const authenticator = createAuthenticator({ secret: TEST_SECRET }, clock);
   const sessions = new PracticeSessions(database.db, clock);
   const app = await buildServer({
+    ...defaultAppSettings(),
     db: database.db,
     // Use-case tests race dozens of calls: admit them all (admission has its own tests).
     admission: new Admission(RACE_ADMISSION),
