@@ -35,7 +35,7 @@ import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
 import { SERVICE_VERSION } from "./ops/version.js";
 import { waitForDatabase } from "./ops/wait-for-database.js";
-import { buildServer } from "./server.js";
+import { buildApp } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
@@ -105,7 +105,7 @@ async function main() {
   const metrics = new Metrics(database.pool);
   // Scrapes read on a connection of their own, never waiting behind users.
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
-  const app = await buildServer({
+  const app = await buildApp({
     admission: new Admission(config.admission),
     db: database.db,
     pool: database.pool,

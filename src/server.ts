@@ -74,7 +74,7 @@ import { unaryShortPathConstraint, unaryShortPathRoutes } from "./rpc/unary-shor
 import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
-export interface ServerDeps {
+export interface AppDeps {
   db: Db;
   clock: Clock;
   authenticator: Authenticator;
@@ -112,7 +112,7 @@ export interface ServerDeps {
  * Connect) and the REST gateway (at "/" and "/api"). It does not listen:
  * see one-port.ts, which serves it on one port.
  */
-export async function buildServer(deps: ServerDeps): Promise<App> {
+export async function buildApp(deps: AppDeps): Promise<App> {
   const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
     // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
@@ -225,8 +225,6 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     sessions,
     quizzes,
     authenticator: deps.authenticator,
-    requestTimeoutMs,
-    admission,
     onFailure,
   });
   const rpcGroups: RpcRoutes[] = [

@@ -12,7 +12,7 @@ import { admissionConfig } from "../../src/config.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { Admission, type Slot } from "../../src/ops/admission.js";
 import { requests } from "../../src/rest/requests.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { injectTransport, type RpcProtocol } from "../support/inject-transport.js";
 import { caseName, RULE_CASES, type RuleCase, requestWith } from "../support/rule-cases.js";
@@ -51,7 +51,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   for (const rpcShortPath of [true, false]) {
     const admission = new CountingAdmission(admissionConfig({}, 10));
-    const app = await buildServer({
+    const app = await buildApp({
       ...defaultAppSettings(),
       db: database.db,
       clock,

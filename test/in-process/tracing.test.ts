@@ -27,7 +27,7 @@ import { sessionStarted } from "../../src/domain/events.js";
 import { startPublish } from "../../src/events/trace-event.js";
 import { Admission } from "../../src/ops/admission.js";
 import { ServiceSampler } from "../../src/ops/trace-sampler.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { deleteStream, requireNats, testRelay, uniqueTarget } from "../support/nats.js";
@@ -61,7 +61,7 @@ beforeAll(async () => {
   enableUseCaseSpans();
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db, { questions: 2 });
-  app = await buildServer({
+  app = await buildApp({
     ...defaultAppSettings(),
     db: database.db,
     clock,

@@ -10,7 +10,7 @@ import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { REQUEST_HEAD_TIMEOUT_MS } from "../../src/limits.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
 import { defaultAppSettings } from "../support/settings.js";
@@ -35,7 +35,7 @@ async function serve(
   requestTimeoutMs?: number,
 ): Promise<{ port: OnePortServer; portNumber: number }> {
   const defaults = defaultAppSettings();
-  const app = await buildServer({
+  const app = await buildApp({
     ...defaults,
     requestTimeoutMs: requestTimeoutMs ?? defaults.requestTimeoutMs,
     db: database.db,

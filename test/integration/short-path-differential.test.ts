@@ -39,7 +39,7 @@ import { H2_CODE_NAMES } from "../../src/edge/call.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { MAX_BODY_BYTES } from "../../src/limits.js";
 import { Admission, type Release } from "../../src/ops/admission.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -85,7 +85,7 @@ async function side(rpcShortPath: boolean): Promise<Side> {
     maxQueuedPerUser: 2 * SLOTS,
   });
   const served: string[] = [];
-  const app = await buildServer({
+  const app = await buildApp({
     ...defaultAppSettings(),
     db: database.db,
     pool: database.pool,

@@ -11,7 +11,7 @@ import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
   });
   await migrateToLatest(database.db);
   quiz = await insertQuiz(database.db);
-  const app = await buildServer({
+  const app = await buildApp({
     ...defaultAppSettings(),
     db: database.db,
     clock,

@@ -11,7 +11,7 @@ import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
@@ -32,7 +32,7 @@ const auth = async () => `Bearer ${await signToken(TEST_SECRET, "tls-user")}`;
 beforeAll(async () => {
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db);
-  const app = await buildServer({
+  const app = await buildApp({
     ...defaultAppSettings(),
     db: database.db,
     clock: systemClock,

@@ -17,7 +17,7 @@ import type { Admission } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import type { StreamLimits } from "../../src/rpc/stream-limits.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import type { PracticePageFiles } from "../../src/web/practice-page.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
@@ -132,7 +132,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const health = new HealthMonitor(db, { probe });
   const metrics = new Metrics(pool);
   const defaults = defaultAppSettings();
-  const app = await buildServer({
+  const app = await buildApp({
     ...defaults,
     metrics,
     db,

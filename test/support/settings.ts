@@ -3,7 +3,7 @@ import { databaseLimits } from "../../src/edge/call-limits.js";
 import { Admission } from "../../src/ops/admission.js";
 
 /**
- * What `buildServer` takes from the service's settings, as config.ts defaults
+ * What `buildApp` takes from the service's settings, as config.ts defaults
  * them: a test overrides only what it is about.
  */
 export function defaultAppSettings() {

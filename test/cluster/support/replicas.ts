@@ -11,7 +11,7 @@ import { ReplicaReads } from "../../../src/db/read-routing.js";
 import { systemClock } from "../../../src/domain/clock.js";
 import { servePort } from "../../../src/edge/one-port.js";
 import { HealthMonitor } from "../../../src/ops/health.js";
-import { buildServer } from "../../../src/server.js";
+import { buildApp } from "../../../src/server.js";
 import { defaultAppSettings, defaultDatabaseLimits } from "../../support/settings.js";
 
 const SECRET = "cluster-test-secret-cluster-test-secret";
@@ -133,7 +133,7 @@ export async function startReplicas(
     }
     // As main.ts does: probes on a connection of their own.
     const health = new HealthMonitor(handle.db, { probe: handle.probe });
-    const app = await buildServer({
+    const app = await buildApp({
       ...defaultAppSettings(),
       db: handle.db,
       pool: handle.pool,
