@@ -155,7 +155,7 @@ export interface TracingConfig {
   ratio: number;
 }
 
-export const TRACE_SAMPLERS = [
+const TRACE_SAMPLERS = [
   "always_on",
   "always_off",
   "traceidratio",
