@@ -21,25 +21,8 @@ import type { Database } from "./database.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 /**
- * The embedded store: SQLite through better-sqlite3, for trying the service,
- * local development and demos. The schema and queries are the MySQL ones;
- * what SQLite lacks is made up here, so nothing above src/db/ can tell:
- *
- * - Times are stored as ISO 8601 text with milliseconds in UTC
- *   ("2026-11-22T02:13:10.123Z"), which sorts like the instants it names:
- *   Date parameters are written so, and time columns read back as Dates.
- * - Booleans are bound as 0/1, and integer ids read back as strings, as mysql2
- *   returns them.
- * - `FOR UPDATE` is dropped: Kysely runs SQLite on one connection and holds it
- *   for a whole transaction, so transactions already run one at a time.
- * - A file locked by another process never blocks the event loop:
- *   better-sqlite3 is synchronous, and SQLite's busy timeout would sleep in
- *   it. The busy timeout is 0, and a statement refused with SQLITE_BUSY is
- *   run again after an asynchronous backoff, for up to `lockWaitMs` and never
- *   past its call's deadline: its signal ends the wait with the call's reason.
- *   Then the error stands (`unavailable`, which the use cases retry within the
- *   request's deadline). Other requests wait for the connection meanwhile,
- *   asynchronously, as they always do (Kysely's mutex).
+ * The embedded store, SQLite through better-sqlite3, made to behave as MySQL does above src/db/
+ * (times, booleans, ids, row locks, another process's lock): docs/decisions.md says how and why.
  */
 
 const LOCK_BACKOFF_MS = [1, 2, 5, 10, 20, 50];

@@ -55,28 +55,9 @@ export interface Slot {
 }
 
 /**
- * Admission control: the one owner of "how much work is in flight". At most
- * `maxInFlight` requests run; others wait, each until its own deadline or
- * its client leaves (its signal aborts).
- *
- * Fair to callers, and work-conserving: a free slot goes to whoever asks,
- * so a caller alone may use every slot; waiting requests are kept per
- * caller and served across callers in turn (round robin), so a caller with
- * a hundred waiting requests delays another's one by at most one turn. A
- * caller may have `maxQueuedPerUser` waiting; beyond, its requests are
- * refused with `resource_exhausted`.
- *
- * Within a caller, the queue is served oldest first while it drains now and
- * then. Once it stands (CoDel: its oldest waiter has waited `targetMs` or
- * more, and so for a whole `intervalMs`), newest first (adaptive LIFO, as in
- * Facebook's "Fail at scale"): under sustained overload the newest waiters
- * still have their client and their deadline ahead.
- *
- * One shedding rule, at the door and in the queue alike: when the whole
- * queue is full, the caller with the most waiting requests loses its oldest
- * if it has more than the newcomer's caller would; else, under a standing
- * queue, a waiter that has waited `standingWaitMs` makes room; else the
- * newcomer is refused with `unavailable`.
+ * Admission control: the one owner of "how much work is in flight". At most `maxInFlight`
+ * requests run; others wait, each until its own deadline or its client leaves, served across
+ * callers in turn; its order and its one shedding rule: docs/decisions.md.
  */
 export class Admission {
   #running = 0;
