@@ -10,8 +10,8 @@ import { REQUEST_HEAD_TIMEOUT_MS } from "../limits.js";
  *   (`requestReadLimitMs`, one-port.ts);
  * - the admission queue: a waiter waits until the deadline (its signal);
  * - a statement: stopped (`KILL QUERY`) when the deadline passes, its signal
- *   again; the database's own caps (`databaseLimits`) only need to let the
- *   longest call through;
+ *   again, as is a SQLite statement waiting out another process's lock; the
+ *   database's own caps (`databaseLimits`) only need to let the longest call through;
  * - retries of a write that lost a race: none starts, and no back-off ends,
  *   after half of what the call had left when its work began, so the last
  *   attempt still ends in time to answer `unavailable` rather than time out.
