@@ -17,6 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { PracticeSessions } from "../src/app/practice-sessions.js";
+import { loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../src/db/connect.js";
 import type { Db } from "../src/db/database.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -32,6 +33,7 @@ import { systemClock } from "../src/domain/clock.js";
 import { answerSubmitted } from "../src/domain/events.js";
 import { isCorrectAnswer } from "../src/domain/scoring.js";
 import { withProgress } from "../src/domain/session.js";
+import { databaseLimits } from "../src/edge/call-limits.js";
 import { log } from "./lib/children.js";
 import { writeReport } from "./lib/report.js";
 
@@ -83,6 +85,7 @@ async function main() {
     url: url.toString(),
     poolSize: PARALLEL,
     connectTimeoutMs: 5000,
+    limits: databaseLimits(loadConfig({})),
   });
   const perAnswer: Partial<Record<Variant, number[]>> = {};
   const cpuPerAnswer: Partial<Record<Variant, number[]>> = {};
@@ -106,6 +109,7 @@ async function main() {
         url: url.toString(),
         poolSize: PARALLEL,
         connectTimeoutMs: 5000,
+        limits: databaseLimits(loadConfig({})),
       });
       closeBefore = () => handle.close();
       const before = new app.PracticeSessions(handle.db, clock.systemClock);

@@ -13,12 +13,14 @@
  */
 import { CompiledQuery, type Kysely, sql } from "kysely";
 import { findDueQuestions } from "../src/app/review.js";
+import { loadConfig } from "../src/config.js";
 import { openDatabase } from "../src/db/connect.js";
 import type { Database } from "../src/db/database.js";
 import { dueMemoryQuery, nextDueQuery } from "../src/db/question-memory-repository.js";
 import { findSessionPage } from "../src/db/session-page.js";
 import { decodeCursor } from "../src/domain/cursor.js";
 import type { SessionStatus } from "../src/domain/session.js";
+import { databaseLimits } from "../src/edge/call-limits.js";
 import { log } from "./lib/children.js";
 import { generate, MAIN_USER } from "./lib/data.js";
 import { memoryHistory } from "./lib/memory-data.js";
@@ -51,7 +53,12 @@ async function explain(db: Kysely<Database>, query: CompiledQuery) {
 async function main() {
   const data = await generate(SERVER_URL, LEVELS);
   // One connection: the session counters are this connection's.
-  const { db, close } = openDatabase({ url: data.url, poolSize: 1, connectTimeoutMs: 5000 });
+  const { db, close } = openDatabase({
+    url: data.url,
+    poolSize: 1,
+    connectTimeoutMs: 5000,
+    limits: databaseLimits(loadConfig({})),
+  });
   const rows: Record<string, number | string>[] = [];
   const due: Record<string, number | string>[] = [];
   try {

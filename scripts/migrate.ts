@@ -4,6 +4,7 @@ import "../src/ops/node-version.js";
 import { type Config, DEFAULT_DATABASE_URL, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { databaseLimits } from "../src/edge/call-limits.js";
 import { runEntry } from "../src/ops/startup-errors.js";
 
 let config: Config | undefined;
@@ -18,6 +19,7 @@ runEntry(
       url: config.databaseUrl,
       poolSize: 1,
       connectTimeoutMs: config.dbConnectTimeoutMs,
+      limits: databaseLimits(config),
     });
     try {
       const applied = await migrateToLatest(db);

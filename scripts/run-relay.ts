@@ -10,6 +10,7 @@ import { pino } from "pino";
 import { type Config, DEFAULT_DATABASE_URL, loadConfig } from "../src/config.js";
 import { createDatabaseIfMissing, openDatabase } from "../src/db/connect.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { databaseLimits } from "../src/edge/call-limits.js";
 import { OutboxRelay } from "../src/events/relay.js";
 import { OutboxMetrics } from "../src/events/relay-metrics.js";
 import { Metrics } from "../src/ops/metrics.js";
@@ -37,6 +38,7 @@ runEntry(
       url: loaded.databaseUrl,
       poolSize: 2,
       connectTimeoutMs: loaded.dbConnectTimeoutMs,
+      limits: databaseLimits(config),
     });
     try {
       await migrateToLatest(database.db);

@@ -13,6 +13,7 @@ import { createDatabaseIfMissing, describeStore, openDatabase } from "../src/db/
 import { ensureDemoContent } from "../src/db/demo-content.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { demoToken, localBase, practiceLinkLines } from "../src/demo-hints.js";
+import { databaseLimits } from "../src/edge/call-limits.js";
 import { runEntry } from "../src/ops/startup-errors.js";
 
 let config: Config | undefined;
@@ -28,6 +29,7 @@ runEntry(
       url: config.databaseUrl,
       poolSize: 1,
       connectTimeoutMs: config.dbConnectTimeoutMs,
+      limits: databaseLimits(config),
     });
     try {
       await migrateToLatest(db);

@@ -18,6 +18,8 @@ function specifiers(file: string): string[] {
     ...text.matchAll(/^\s*(?:import|export)\b[^;]*?\sfrom\s+"([^"]+)"/gms),
     ...text.matchAll(/^\s*import\s+"([^"]+)"/gm),
     ...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
+    // A package loaded through createRequire (db/sqlite.ts: better-sqlite3, loaded when asked for).
+    ...text.matchAll(/\bcreateRequire\([^)]*\)\(\s*"([^"]+)"\s*\)/g),
   ];
   return found.map((m) => m[1] ?? "");
 }
@@ -88,24 +90,49 @@ for (const f of files) {
   layerGraph.set(layerOf(f), [...(layerGraph.get(layerOf(f)) ?? []), ...targets]);
 }
 
+/** The npm package a specifier names (`@scope/name` or `name`); none for relative and `node:` ones. */
+function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith(".") || specifier.startsWith("node:")) return undefined;
+  const parts = specifier.split("/");
+  return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+const layerPackages = new Map<string, Set<string>>();
+for (const f of files) {
+  const used = layerPackages.get(layerOf(f)) ?? new Set<string>();
+  for (const s of specifiers(f)) {
+    const name = packageOf(s);
+    if (name !== undefined) used.add(name);
+  }
+  layerPackages.set(layerOf(f), used);
+}
+
+/** Each row of the "Layers" table: the layers and the packages it may import. */
+interface LayerRow {
+  layers: Set<string>;
+  packages: Set<string>;
+}
+
 /**
  * The "Layers" table of docs/architecture.md: each row's layers (the backticked `src/...` names
- * of its first column) and the layers its "May import" column allows (backticked names; `*`
- * allows every layer). The document is the rule; this test holds the code to it.
+ * of its first column), the layers its "May import" column allows (backticked names; `*`
+ * allows every layer) and the npm packages its "Packages" column allows. The document is the
+ * rule; this test holds the code to it.
  */
-function layerTable(): Map<string, Set<string>> {
+function layerTable(): Map<string, LayerRow> {
   const doc = readFileSync(join(SRC, "..", "docs", "architecture.md"), "utf8");
   const section = doc.split(/^## Layers$/m)[1]?.split(/^## /m)[0] ?? "";
-  const table = new Map<string, Set<string>>();
+  const table = new Map<string, LayerRow>();
   for (const line of section.split("\n")) {
     const cells = line.split("|").map((c) => c.trim());
-    if (cells.length < 5 || !cells[1]?.includes("`src/")) continue;
+    if (cells.length < 6 || !cells[1]?.includes("`src/")) continue;
     const names = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? "");
-    const allowed = new Set(
+    const layers = new Set(
       names(cells[3] ?? "").map((n) => n.replace(/^src\//, "").replace(/\/$/, "")),
     );
+    const packages = new Set(names(cells[4] ?? ""));
     for (const n of names(cells[1] ?? "")) {
-      if (n.startsWith("src/")) table.set(n.slice(4).replace(/\/$/, ""), allowed);
+      if (n.startsWith("src/")) table.set(n.slice(4).replace(/\/$/, ""), { layers, packages });
     }
   }
   return table;
@@ -145,7 +172,7 @@ describe("the source's shape", () => {
     expect(unlisted, "layers with no row in docs/architecture.md").toEqual([]);
     const breaches: string[] = [];
     const unused: string[] = [];
-    for (const [layer, allowed] of table) {
+    for (const [layer, { layers: allowed }] of table) {
       const used = new Set(layerGraph.get(layer) ?? []);
       if (allowed.has("*")) continue;
       for (const l of used) if (!allowed.has(l)) breaches.push(`${layer} imports ${l}`);
@@ -156,5 +183,34 @@ describe("the source's shape", () => {
     expect(unused, "the table allows imports the code does not make: make the row exact").toEqual(
       [],
     );
+  });
+
+  it("each layer imports only the npm packages its row of docs/architecture.md names, and every one it names", () => {
+    const table = layerTable();
+    const breaches: string[] = [];
+    const unused: string[] = [];
+    for (const [layer, { packages: allowed }] of table) {
+      const used = layerPackages.get(layer) ?? new Set<string>();
+      for (const p of used) if (!allowed.has(p)) breaches.push(`${layer} imports ${p}`);
+      for (const p of allowed)
+        if (!used.has(p)) unused.push(`${layer} may import ${p} but does not`);
+    }
+    expect(breaches, "package imports the table does not allow").toEqual([]);
+    expect(
+      unused,
+      "the table allows packages the code does not import: make the row exact",
+    ).toEqual([]);
+  });
+
+  it("src/app holds no database or transport handles: no kysely, mysql2, fastify or Connect's Node adapters", () => {
+    const forbidden = [
+      "kysely",
+      "mysql2",
+      "fastify",
+      "@connectrpc/connect-node",
+      "@connectrpc/connect-fastify",
+    ];
+    const allowed = layerTable().get("app")?.packages ?? new Set<string>();
+    expect(forbidden.filter((p) => allowed.has(p) || layerPackages.get("app")?.has(p))).toEqual([]);
   });
 });

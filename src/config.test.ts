@@ -40,15 +40,38 @@ describe("loadConfig", () => {
   });
 
   it("reads MAX_IN_FLIGHT (the pool's size by default) and ADAPTIVE_ADMISSION (false)", () => {
-    expect(loadConfig({ DB_POOL_SIZE: "7" })).toMatchObject({
+    expect(loadConfig({ DB_POOL_SIZE: "7" }).admission).toMatchObject({
       maxInFlight: 7,
-      adaptiveAdmission: false,
+      adaptive: false,
     });
-    expect(loadConfig({ MAX_IN_FLIGHT: "3", ADAPTIVE_ADMISSION: "true" })).toMatchObject({
+    expect(loadConfig({ MAX_IN_FLIGHT: "3", ADAPTIVE_ADMISSION: "true" }).admission).toMatchObject({
       maxInFlight: 3,
-      adaptiveAdmission: true,
+      adaptive: true,
     });
     expect(() => loadConfig({ ADAPTIVE_ADMISSION: "off" })).toThrow(/ADAPTIVE_ADMISSION/);
+  });
+
+  it("reads admission's tuning: MAX_QUEUED 1000, ADMISSION_TARGET_MS 5, ADMISSION_INTERVAL_MS 100, ADMISSION_STANDING_WAIT_MS 2000, MAX_QUEUED_PER_USER twice MAX_IN_FLIGHT (at least 20)", () => {
+    expect(loadConfig({}).admission).toEqual({
+      maxInFlight: 10,
+      maxQueued: 1000,
+      maxQueuedPerUser: 20,
+      targetMs: 5,
+      intervalMs: 100,
+      standingWaitMs: 2000,
+      adaptive: false,
+    });
+    expect(loadConfig({ MAX_IN_FLIGHT: "30" }).admission.maxQueuedPerUser).toBe(60);
+    expect(
+      loadConfig({
+        MAX_QUEUED: "50",
+        ADMISSION_TARGET_MS: "10",
+        ADMISSION_INTERVAL_MS: "200",
+        ADMISSION_STANDING_WAIT_MS: "500",
+      }).admission,
+    ).toMatchObject({ maxQueued: 50, targetMs: 10, intervalMs: 200, standingWaitMs: 500 });
+    expect(() => loadConfig({ MAX_QUEUED: "0" })).toThrow(/MAX_QUEUED/);
+    expect(() => loadConfig({ ADMISSION_TARGET_MS: "x" })).toThrow(/ADMISSION_TARGET_MS/);
   });
 
   it("takes DATABASE_READ_URL only as a mysql:// URL beside a mysql:// DATABASE_URL", () => {

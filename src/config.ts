@@ -36,19 +36,8 @@ export interface Config {
   migrateOnStart: boolean;
   /** Connections in the MySQL pool. */
   dbPoolSize: number;
-  /**
-   * Admission control: the most API calls doing work at once (default: the
-   * pool's size); others wait their turn, served across callers in turn.
-   */
-  maxInFlight: number;
-  /**
-   * Calls of one caller (the token's user, or a client address) that may
-   * wait at once; beyond, 429 / resource_exhausted (default: twice
-   * `maxInFlight`, at least 20).
-   */
-  maxQueuedPerUser: number;
-  /** Whether fewer than `maxInFlight` run while more would only make each slower. */
-  adaptiveAdmission: boolean;
+  /** Admission control of the API's calls (ops/admission.ts). */
+  admission: AdmissionConfig;
   /** How long to wait to open a new database connection, and again to ready its session, before answering `unavailable`. */
   dbConnectTimeoutMs: number;
   /** At start-up, how long to keep trying a database that is not up yet. */
@@ -114,6 +103,47 @@ export interface EdgeConfig {
 }
 
 /**
+ * Admission control (ops/admission.ts), each field named after its variable.
+ * Defaults here only: `admissionConfig({}, poolSize)` gives them.
+ */
+export interface AdmissionConfig {
+  /**
+   * MAX_IN_FLIGHT: calls doing work at once (default: the pool's size, so none
+   * waits inside the pool, where a cancelled call could not leave).
+   */
+  maxInFlight: number;
+  /**
+   * MAX_QUEUED: calls that may wait for a slot. A waiter costs memory, not
+   * time: it waits until its own deadline or until its client leaves. Beyond,
+   * room is made by the one shedding rule (`Admission`), or the newcomer is refused.
+   */
+  maxQueued: number;
+  /**
+   * MAX_QUEUED_PER_USER: calls of one caller (the token's user, or a client
+   * address) that may wait at once; beyond, 429 / resource_exhausted. Running
+   * calls are not counted: a caller alone may use every slot.
+   */
+  maxQueuedPerUser: number;
+  /** ADMISSION_TARGET_MS: CoDel's target (RFC 8289): a wait below this is no queue at all. */
+  targetMs: number;
+  /**
+   * ADMISSION_INTERVAL_MS: CoDel's interval: once the queue's delay has stayed
+   * at `targetMs` or more for this long, the queue stands, and is served newest first.
+   */
+  intervalMs: number;
+  /**
+   * ADMISSION_STANDING_WAIT_MS: under a standing full queue, the longest a
+   * waiter keeps its place against newcomers refused at the door.
+   */
+  standingWaitMs: number;
+  /**
+   * ADAPTIVE_ADMISSION: run fewer than `maxInFlight` at once while more would
+   * only make each call slower (latency-limit.ts). Off: always up to `maxInFlight`.
+   */
+  adaptive: boolean;
+}
+
+/**
  * Tracing as the standard OTEL_* variables set it. The SDK reads the exporter's
  * own variables (endpoint, protocol, headers, resource) itself; what we decide
  * from is here.
@@ -125,7 +155,7 @@ export interface TracingConfig {
   ratio: number;
 }
 
-export const TRACE_SAMPLERS = [
+const TRACE_SAMPLERS = [
   "always_on",
   "always_off",
   "traceidratio",
@@ -233,8 +263,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const port = integer(env, "PORT", DEFAULT_PORT, 0, 65535);
-  const dbPoolSize = integer(env, "DB_POOL_SIZE", 10, 1, 1000);
-  const maxInFlight = integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000);
+  const dbPoolSize = integer(env, "DB_POOL_SIZE", DEFAULT_POOL_SIZE, 1, 1000);
   const metricsPort = integer(env, "METRICS_PORT", 9464, 0, 65535);
   if (metricsPort === port && port !== 0) {
     throw new ConfigError(
@@ -251,15 +280,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseReadUrl,
     migrateOnStart: boolean(env, "MIGRATE_ON_START", true),
     dbPoolSize,
-    maxInFlight,
-    maxQueuedPerUser: integer(
-      env,
-      "MAX_QUEUED_PER_USER",
-      defaultMaxQueuedPerUser(maxInFlight),
-      1,
-      100_000,
-    ),
-    adaptiveAdmission: boolean(env, "ADAPTIVE_ADMISSION", false),
+    admission: admissionConfig(env, dbPoolSize),
     dbConnectTimeoutMs: integer(env, "DB_CONNECT_TIMEOUT_MS", 2000, 100, 60_000),
     databaseWaitMs: integer(env, "DATABASE_WAIT_MS", 30_000, 0, 3_600_000),
     jwt,
@@ -274,6 +295,39 @@ export function loadConfig(env: Env = process.env): Config {
     rpcShortPath: flag(env, "RPC_SHORT_PATH", true),
     tracing: tracingConfig(env),
     edge: edgeConfig(env),
+  };
+}
+
+/** DB_POOL_SIZE's default. */
+const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * Admission's settings (see `AdmissionConfig`) for a pool of `dbPoolSize`;
+ * `admissionConfig({})` gives the defaults. Up to 1,000 wait; target 5 ms and
+ * interval 100 ms are CoDel's and Facebook's values ("Fail at scale"): they only
+ * decide the order of service and who is shed once the queue is full, never
+ * that a burst the queue can hold is refused.
+ */
+export function admissionConfig(
+  env: Env = process.env,
+  dbPoolSize = DEFAULT_POOL_SIZE,
+): AdmissionConfig {
+  const maxInFlight = integer(env, "MAX_IN_FLIGHT", dbPoolSize, 1, 100_000);
+  return {
+    maxInFlight,
+    maxQueued: integer(env, "MAX_QUEUED", 1000, 1, 1_000_000),
+    // Twice MAX_IN_FLIGHT, at least 20: a burst of one learner's calls waits rather than being refused.
+    maxQueuedPerUser: integer(
+      env,
+      "MAX_QUEUED_PER_USER",
+      Math.max(20, 2 * maxInFlight),
+      1,
+      100_000,
+    ),
+    targetMs: integer(env, "ADMISSION_TARGET_MS", 5, 1, 60_000),
+    intervalMs: integer(env, "ADMISSION_INTERVAL_MS", 100, 1, 600_000),
+    standingWaitMs: integer(env, "ADMISSION_STANDING_WAIT_MS", 2000, 1, 600_000),
+    adaptive: boolean(env, "ADAPTIVE_ADMISSION", false),
   };
 }
 
@@ -461,12 +515,4 @@ function isPublicKey(pem: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * MAX_QUEUED_PER_USER's default: twice MAX_IN_FLIGHT, at least 20, so a
- * burst of one learner's calls waits rather than being refused.
- */
-export function defaultMaxQueuedPerUser(maxInFlight: number): number {
-  return Math.max(20, 2 * maxInFlight);
 }

@@ -101,3 +101,19 @@ export const CLOSE_IDLE_ABOVE = 0.9;
  * storm) hold at 1024 on 2 cores.
  */
 export const LISTEN_BACKLOG = 1024;
+
+/**
+ * The operators' listener (METRICS_PORT, edge/metrics-listener.ts): scrapers
+ * and probes are a handful, their requests a line and a few headers, and they
+ * come every few seconds.
+ */
+export const METRICS_LISTENER = {
+  /** An idle connection is dropped after this long. */
+  keepAliveTimeoutMs: 30_000,
+  /** A request that has not fully arrived by then is dropped. */
+  requestTimeoutMs: 5000,
+  /** More connections than this are refused as they come. */
+  maxConnections: 256,
+  /** Largest request header block (431 beyond). */
+  maxHeaderBytes: 8 * 1024,
+} as const;

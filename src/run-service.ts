@@ -18,7 +18,7 @@ import { metricsListener } from "./edge/metrics-listener.js";
 import { servePort } from "./edge/one-port.js";
 import { OutboxRelay } from "./events/relay.js";
 import { OutboxMetrics } from "./events/relay-metrics.js";
-import { Admission, admissionLimits } from "./ops/admission.js";
+import { Admission } from "./ops/admission.js";
 import { HealthMonitor } from "./ops/health.js";
 import { MemorySettle } from "./ops/memory-settle.js";
 import { Metrics, watchMemory } from "./ops/metrics.js";
@@ -35,7 +35,7 @@ import { type Stop, stopOnSignals } from "./ops/stop-signals.js";
 import { reportTraceExportFailures, stopTracing, tracingStarted } from "./ops/tracing.js";
 import { SERVICE_VERSION } from "./ops/version.js";
 import { waitForDatabase } from "./ops/wait-for-database.js";
-import { buildServer } from "./server.js";
+import { buildApp } from "./server.js";
 import { ensurePracticePage, PAGE_DIST } from "./web/build-page.js";
 import { loadPracticePage, PRACTICE_PAGE_PATH } from "./web/practice-page.js";
 
@@ -105,10 +105,8 @@ async function main() {
   const metrics = new Metrics(database.pool);
   // Scrapes read on a connection of their own, never waiting behind users.
   const outboxMetrics = new OutboxMetrics(metrics.registry, database.opsDb);
-  const app = await buildServer({
-    admission: new Admission(
-      admissionLimits(config.maxInFlight, config.maxQueuedPerUser, config.adaptiveAdmission),
-    ),
+  const app = await buildApp({
+    admission: new Admission(config.admission),
     db: database.db,
     pool: database.pool,
     metrics,
@@ -226,7 +224,7 @@ async function openStores(config: Config, logger: Logger, stop: Stop) {
       url,
       poolSize: config.dbPoolSize,
       connectTimeoutMs: config.dbConnectTimeoutMs,
-      ...databaseLimits(config),
+      limits: databaseLimits(config),
     });
   await waitForDatabase(config, logger, stop);
   const database = open(config.databaseUrl);

@@ -31,20 +31,15 @@ import { PracticeSessions } from "./app/practice-sessions.js";
 import { Quizzes } from "./app/quizzes.js";
 import type { App, AppServer } from "./app-server.js";
 import type { Authenticator } from "./auth/authenticator.js";
-import { defaultMaxQueuedPerUser, type TrustProxy } from "./config.js";
+import type { TrustProxy } from "./config.js";
 import type { Db } from "./db/database.js";
 import type { ReadRouting } from "./db/read-routing.js";
 import type { Clock } from "./domain/clock.js";
 import { apiCalls, decorateCalls } from "./edge/api-calls.js";
 import { refuseLargeHttp2Head } from "./edge/head-refusals.js";
 import { http2ServerOptions } from "./edge/http2-settings.js";
-import {
-  COMPRESS_MIN_BYTES,
-  MAX_BODY_BYTES,
-  MAX_PARAM_LENGTH,
-  REQUEST_TIMEOUT_MS,
-} from "./limits.js";
-import { Admission, admissionLimits } from "./ops/admission.js";
+import { COMPRESS_MIN_BYTES, MAX_BODY_BYTES, MAX_PARAM_LENGTH } from "./limits.js";
+import type { Admission } from "./ops/admission.js";
 import { registerCors } from "./ops/cors.js";
 import { failureLog, quietSecondAnswers } from "./ops/failure-log.js";
 import { HealthMonitor } from "./ops/health.js";
@@ -80,7 +75,7 @@ import { unaryShortPathConstraint, unaryShortPathRoutes } from "./rpc/unary-shor
 import { homePageRoutes } from "./web/home-page.js";
 import { type PracticePageFiles, practicePageRoutes } from "./web/practice-page.js";
 
-export interface ServerDeps {
+export interface AppDeps {
   db: Db;
   clock: Clock;
   authenticator: Authenticator;
@@ -95,18 +90,18 @@ export interface ServerDeps {
   corsOrigins?: readonly string[];
   /** Whose X-Forwarded-For names the caller (TRUST_PROXY); default: nobody's. */
   trustProxy?: TrustProxy;
-  /** Longest a unary call or REST request may take: then `deadline_exceeded`. */
-  requestTimeoutMs?: number;
-  /** Admission control of the API's calls (REST and RPC). Default: sized to a pool of 10. */
-  admission?: Admission;
+  /** REQUEST_TIMEOUT_MS: longest a unary call or REST request may take, then `deadline_exceeded`. */
+  requestTimeoutMs: number;
+  /** Admission control of the API's calls (REST and RPC), from config.ts's settings. */
+  admission: Admission;
   /** Caps on health Watch and reflection streams. Default: STREAM_LIMITS. */
   streamLimits?: StreamLimits;
   /** Where ListSessions and GetSession read: a read replica (DATABASE_READ_URL); default `db`. */
   reads?: ReadRouting;
   /** The built practice page, served at `/practice/`; none: not served. */
   practicePage?: PracticePageFiles;
-  /** Unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts); default true. */
-  rpcShortPath?: boolean;
+  /** RPC_SHORT_PATH: unary gRPC and Connect calls on the short path (rpc/unary-short-path.ts). */
+  rpcShortPath: boolean;
   /** Told which handler answered each call on a short-path route (tests). */
   onShortPathServed?: (by: ServedBy) => void;
   /** A SERVER span per request (ops/trace-requests.ts): on when OpenTelemetry is; default off. */
@@ -118,7 +113,7 @@ export interface ServerDeps {
  * Connect) and the REST gateway (at "/" and "/api"). It does not listen:
  * see one-port.ts, which serves it on one port.
  */
-export async function buildServer(deps: ServerDeps): Promise<App> {
+export async function buildApp(deps: AppDeps): Promise<App> {
   const app: App = fastify<AppServer, Http2ServerRequest, Http2ServerResponse, FastifyBaseLogger>({
     http2: true,
     // HTTP/2 on the connections the edge hands it (edge/one-port.ts: TLS, HTTP/1.1).
@@ -155,14 +150,12 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
 
   // Before any route: a known path asked with another method is 405, not 404.
   const allowedMethods = routeMethods(app);
-  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const { requestTimeoutMs, admission } = deps;
   // A call's retries are bounded by what it has left (edge/call-limits.ts).
   const sessions = new PracticeSessions(deps.db, deps.clock, undefined, { reads: deps.reads });
   const quizzes = new Quizzes(deps.db, deps.reads, deps.clock);
   const health = deps.health ?? new HealthMonitor(deps.db);
   const metrics = deps.metrics ?? new Metrics(deps.pool);
-  const admission =
-    deps.admission ?? new Admission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
   metrics.watchAdmission(admission);
   const logFailure = failureLog();
   const requestLog = new RequestLog(deps.logger, metrics);
@@ -234,8 +227,6 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
     sessions,
     quizzes,
     authenticator: deps.authenticator,
-    requestTimeoutMs,
-    admission,
     onFailure,
   });
   const rpcGroups: RpcRoutes[] = [
@@ -270,7 +261,7 @@ export async function buildServer(deps: ServerDeps): Promise<App> {
         interceptors,
       });
     });
-    if (group === practice && deps.rpcShortPath !== false) {
+    if (group === practice && deps.rpcShortPath) {
       // A sibling scope: the short path reads and parses the message itself.
       await app.register(async (scope: App) => {
         apiCalls(scope, edge);

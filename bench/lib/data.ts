@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { createPool, type Pool } from "mysql2/promise";
+import { loadConfig } from "../../src/config.js";
 import { createDatabaseIfMissing, dropDatabase, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { encodeCursor } from "../../src/domain/cursor.js";
+import { databaseLimits } from "../../src/edge/call-limits.js";
 
 /** Users the generated data is about. */
 export const MAIN_USER = "bench-main";
@@ -67,7 +69,12 @@ export async function generate(serverUrl: string, levels: number[]): Promise<Ben
   url.pathname = `/practice_bench_${randomBytes(4).toString("hex")}`;
   const dbUrl = url.toString();
   await createDatabaseIfMissing(dbUrl);
-  const handle = openDatabase({ url: dbUrl, poolSize: 2, connectTimeoutMs: 5000 });
+  const handle = openDatabase({
+    url: dbUrl,
+    poolSize: 2,
+    connectTimeoutMs: 5000,
+    limits: databaseLimits(loadConfig({})),
+  });
   await migrateToLatest(handle.db);
   await handle.close();
 

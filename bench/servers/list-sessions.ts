@@ -12,8 +12,10 @@ import {
 } from "../../gen/practice/v1/practice_session_service_pb.js";
 import { PracticeSessions } from "../../src/app/practice-sessions.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
+import { loadConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { systemClock } from "../../src/domain/clock.js";
+import { databaseLimits } from "../../src/edge/call-limits.js";
 import { userIdKey } from "../../src/rpc/auth-interceptor.js";
 import { practiceSessionService } from "../../src/rpc/practice-session-service.js";
 
@@ -21,6 +23,7 @@ export const database = openDatabase({
   url: process.env.DATABASE_URL ?? "",
   poolSize: Number(process.env.DB_POOL_SIZE ?? 10),
   connectTimeoutMs: 2000,
+  limits: databaseLimits(loadConfig({})),
 });
 /** The service's own ServiceImpl, given the one context value it reads: the user. */
 const impl = practiceSessionService(new PracticeSessions(database.db, systemClock));

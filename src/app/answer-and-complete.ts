@@ -1,6 +1,4 @@
-import type { Transaction } from "kysely";
-import { answersDatabase, writeAnswer } from "../db/answer-writes.js";
-import type { Database } from "../db/database.js";
+import { inAnswerTransaction, writeAnswer } from "../db/answer-writes.js";
 import { isLostRace } from "../db/errors.js";
 import { recordEvents } from "../db/outbox-event.js";
 import {
@@ -15,6 +13,7 @@ import {
   markCompleted,
 } from "../db/practice-sessions-repository.js";
 import { insertMemories, saveMemory } from "../db/question-memory-repository.js";
+import { inTransaction, type Work } from "../db/unit-of-work.js";
 import { notBefore } from "../domain/clock.js";
 import { answerSubmitted, sessionCompleted } from "../domain/events.js";
 import { rememberAnswer } from "../domain/memory.js";
@@ -62,9 +61,8 @@ export async function submitAnswer(
   if (!isDatabaseId(input.questionId)) throw errors.questionNotInSession();
   let attempts = 0;
   // On the connections that may send the writes in one request (answer-writes.ts).
-  const answers = answersDatabase(db);
   const submit = () =>
-    answers.transaction().execute(async (trx): Promise<AnswerResult> => {
+    inAnswerTransaction(db, async (trx): Promise<AnswerResult> => {
       // The first attempt reads without a lock and counts the answer only if
       // the session is as read (one round trip fewer); one that finds it
       // moved runs again under the session's lock, as every later one does.
@@ -105,13 +103,8 @@ export async function submitAnswer(
         answeredAt: answer.answeredAt,
       };
       await writeAnswer(trx, {
-        answer: {
-          session_id: input.sessionId,
-          question_id: answer.questionId,
-          user_answer: answer.userAnswer,
-          is_correct: answer.isCorrect,
-          answered_at: answer.answeredAt,
-        },
+        sessionId: input.sessionId,
+        answer,
         // The learner's memory of the question moves with every stored answer (domain/memory.ts).
         memory: {
           key: { userId, quizId: session.quizId, questionId: input.questionId },
@@ -129,12 +122,7 @@ export async function submitAnswer(
 }
 
 /** findSessionForAnswer's answer, read under the session's row lock. */
-async function lockedForAnswer(
-  trx: Transaction<Database>,
-  userId: string,
-  sessionId: string,
-  questionId: string,
-) {
+async function lockedForAnswer(trx: Work, userId: string, sessionId: string, questionId: string) {
   const session = await lockSession(trx, userId, sessionId);
   if (session === undefined) return undefined;
   return { session, question: await findAnswerContext(trx, userId, sessionId, questionId) };
@@ -152,7 +140,7 @@ export async function completeSession(
   if (!isSessionId(sessionId)) throw errors.sessionNotFound();
   await retrying(
     () =>
-      db.transaction().execute(async (trx) => {
+      inTransaction(db, async (trx) => {
         const session = await lockSession(trx, userId, sessionId);
         if (session === undefined) throw errors.sessionNotFound();
         if (session.completedAt !== null) return;
@@ -184,7 +172,7 @@ export async function completeSession(
  * would: it comes back in spaced review, and in the next missed session.
  */
 async function rememberUnanswered(
-  trx: Transaction<Database>,
+  trx: Work,
   userId: string,
   session: SessionSummary,
   completedAt: Date,

@@ -9,15 +9,16 @@ export interface RetryPolicy {
   /** Cap of the first wait; doubles per attempt up to `maxDelayMs`. */
   baseDelayMs: number;
   maxDelayMs: number;
-  /** No retry starts later than this after the first run began. */
+  /** No retry starts later than this after the first run began (performance.now, as the call's deadline). */
   budgetMs: number;
   /** The call's signal: when it aborts, a wait ends at once with its reason and no run starts. */
   signal?: AbortSignal;
 }
 
 /**
- * In a call, the budget is what the call has left (edge/call-limits.ts sets it per call);
- * outside one (scripts, tests) only `maxAttempts` bounds the retries, some 1.4 s of waits.
+ * In a call, the budget is the call's `retryBudgetMs` as edge/call-limits.ts gives it (half
+ * of what the call has left as its work begins); outside one (scripts, tests) only
+ * `maxAttempts` bounds the retries, some 1.4 s of waits.
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxAttempts: 8,
@@ -41,14 +42,14 @@ export async function withRetries<T>(
   retryable: (err: unknown) => boolean,
   policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 ): Promise<T> {
-  const started = Date.now();
+  const started = performance.now();
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (err) {
       if (!retryable(err) || n >= policy.maxAttempts) throw err;
       const delay = backoffDelay(policy, n);
-      if (Date.now() + delay - started > policy.budgetMs) throw err;
+      if (performance.now() + delay - started > policy.budgetMs) throw err;
       if (delay > 0) await sleep(delay, policy.signal);
       policy.signal?.throwIfAborted();
     }

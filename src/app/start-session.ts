@@ -9,6 +9,7 @@ import {
   insertSessionOfQuestions,
   insertSnapshot,
 } from "../db/session-start-repository.js";
+import { inTransaction } from "../db/unit-of-work.js";
 import { sessionExpired, sessionStarted } from "../domain/events.js";
 import { MAX_REVIEW_QUESTIONS } from "../domain/memory.js";
 import {
@@ -78,7 +79,7 @@ async function startOnce(
       return { session: withProgress(existing), created: false, questions };
     }
     // The delete and its event commit together (or neither does).
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(db, async (trx) => {
       const deleted = await deleteStaleSession(trx, existing.id, staleCutoff(now));
       if (deleted > 0) {
         await recordEvents(trx, [sessionExpired(userId, existing, now)]);
@@ -88,12 +89,12 @@ async function startOnce(
 
   if (mode !== "full") return startOfQuestions(ctx, userId, quizId, mode, now);
   const id = ctx.newSessionId();
-  const snapshot = await db.transaction().execute(async (trx) => {
+  const snapshot = await inTransaction(db, async (trx) => {
     const inserted = await insertSessionCountingQuestions(trx, {
       id,
-      user_id: userId,
-      quiz_id: quizId,
-      started_at: now,
+      userId,
+      quizId,
+      startedAt: now,
     });
     if (inserted === 0) return [];
     await insertSnapshot(trx, id, quizId);
@@ -121,17 +122,12 @@ async function startOfQuestions(
   now: Date,
 ): Promise<StartResult> {
   const id = newSessionId();
-  const snapshot = await db.transaction().execute(async (trx) => {
+  const snapshot = await inTransaction(db, async (trx) => {
     const picked =
       mode === "review"
         ? await pickDue(trx, userId, quizId, now)
         : await pickMissed(trx, userId, quizId);
-    await insertSessionOfQuestions(
-      trx,
-      { id, user_id: userId, quiz_id: quizId, started_at: now },
-      mode,
-      picked,
-    );
+    await insertSessionOfQuestions(trx, { id, userId, quizId, startedAt: now }, mode, picked);
     const snapshot = await findSnapshot(trx, id);
     const started = { id, quizId, startedAt: now, totalQuestions: snapshot.length, mode };
     await recordEvents(trx, [sessionStarted(userId, started)]);

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { SignJWT } from "jose";
 
 /** Where a development secret is kept between runs, so printed tokens stay valid. */
-export const DEV_SECRET_FILE = ".dev-jwt-secret";
+const DEV_SECRET_FILE = ".dev-jwt-secret";
 
 /**
  * The development HS256 secret: read from DEV_SECRET_FILE, or made and saved

@@ -1,18 +1,21 @@
 import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from "kysely";
 import type { SessionEvent } from "../domain/events.js";
 import type { QuestionMemory } from "../domain/memory.js";
+import type { Answer } from "../domain/session.js";
 import { forCallOf, rawStatement } from "./cancel.js";
-import type { Database, Db, NewAnswer } from "./database.js";
+import type { Database, Db } from "./database.js";
 import { inlineValues } from "./inline-values.js";
 import { outboxEvent } from "./outbox-event.js";
 import { insertEventsStatement } from "./outbox-repository.js";
 import { insertAnswerStatement } from "./practice-sessions-repository.js";
 import { type MemoryKey, requireSaved, saveMemoryStatement } from "./question-memory-repository.js";
 import { STATEMENT_SEPARATOR, severalStatements } from "./statement-marker.js";
+import { inTransaction, type Work } from "./unit-of-work.js";
 
 /** What an answer writes once it is counted. */
 export interface AnswerWrites {
-  answer: NewAnswer;
+  sessionId: string;
+  answer: Answer;
   memory: { key: MemoryKey; previous: QuestionMemory | undefined; next: QuestionMemory };
   /** The change's events, encoded for the outbox here. */
   events: readonly [SessionEvent, ...SessionEvent[]];
@@ -33,7 +36,13 @@ export interface AnswerWrites {
 export async function writeAnswer(trx: Transaction<Database>, w: AnswerWrites): Promise<void> {
   const { key, previous, next } = w.memory;
   const affected = await executeInTurn(trx, [
-    insertAnswerStatement(trx, w.answer),
+    insertAnswerStatement(trx, {
+      session_id: w.sessionId,
+      question_id: w.answer.questionId,
+      user_answer: w.answer.userAnswer,
+      is_correct: w.answer.isCorrect,
+      answered_at: w.answer.answeredAt,
+    }),
     saveMemoryStatement(trx, key, previous, next),
     insertEventsStatement(
       trx,
@@ -64,10 +73,14 @@ export function allowWritesTogether(
 }
 
 /**
- * Where an answer's transaction runs: the database allowWritesTogether gave `db`, for the
- * same call; `db` itself where none was given (SQLite).
+ * Runs an answer's `work` in one transaction on the database allowWritesTogether gave `db`
+ * (for the same call), or on `db` itself where none was given (SQLite).
  */
-export function answersDatabase(db: Db): Db {
+export function inAnswerTransaction<T>(db: Db, work: (trx: Work) => Promise<T>): Promise<T> {
+  return inTransaction(answersDatabase(db), work);
+}
+
+function answersDatabase(db: Db): Db {
   const answers = answersOf.get(db.getExecutor().adapter);
   return answers === undefined ? db : forCallOf(answers, db);
 }

@@ -4,7 +4,7 @@ import { allowWritesTogether } from "./answer-writes.js";
 import type { Database } from "./database.js";
 import { StatementKiller } from "./kill-statement.js";
 import { mysqlPool, type PoolSettings } from "./mysql-pool.js";
-import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { prepareSession, type ServerSession, type SessionLimits } from "./mysql-session.js";
 import { checkServing, checkServingOn } from "./serving-check.js";
 import { openSqlite } from "./sqlite.js";
 import { StoppableMysqlDialect } from "./stoppable-mysql.js";
@@ -18,15 +18,15 @@ export interface DatabaseOptions {
   url: string;
   poolSize: number;
   connectTimeoutMs: number;
-  /** Longest a statement may run before its connection is dropped (default QUERY_TIMEOUT_MS). */
-  queryTimeoutMs?: number;
+  /** Every statement's and session's limits, as edge/call-limits.ts works them out. */
+  limits: DatabaseLimits;
 }
 
-/**
- * A statement unanswered this long means the database hangs: its connection
- * is destroyed and the caller gets `unavailable`.
- */
-export const QUERY_TIMEOUT_MS = 5000;
+/** The database's own limits (edge/call-limits.ts `databaseLimits` gives them). */
+export interface DatabaseLimits extends SessionLimits {
+  /** How long one SQLite statement waits out another process's lock. */
+  sqliteLockWaitMs: number;
+}
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -46,7 +46,7 @@ export interface DatabaseHandle {
 /** Opens the database `options.url` names. */
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (storeOf(options.url) === "sqlite") {
-    const db = openSqlite(sqliteFile(options.url));
+    const db = openSqlite(sqliteFile(options.url), options.limits.sqliteLockWaitMs);
     const probe = () => checkServingOn(db);
     return { db, store: "sqlite", opsDb: db, probe, close: () => db.destroy() };
   }
@@ -55,7 +55,6 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
 
 function openMysql(options: DatabaseOptions): DatabaseHandle {
   const pool = mysqlPool(options, options.poolSize);
-  const timeoutMs = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS;
   const killer = new StatementKiller(options);
   // Galera or not: unknown until a connection has said, and Galera once one has.
   let galera: boolean | undefined;
@@ -63,7 +62,7 @@ function openMysql(options: DatabaseOptions): DatabaseHandle {
     galera = galera === true || session.galera;
   };
   // What every pool shares: statement limits, set-up budget, KILLs.
-  const stopping = { timeoutMs, setupMs: options.connectTimeoutMs, killer };
+  const stopping = { limits: options.limits, setupMs: options.connectTimeoutMs, killer };
   const db = new Kysely<Database>({
     dialect: new StoppableMysqlDialect(pool, { ...stopping, onSession }),
   });

@@ -33,7 +33,7 @@ export async function liveQuizIds(db: Db, limit: number): Promise<string[]> {
 }
 
 /** The demo study guide's title: how `ensureDemoContent` recognises it. */
-export const DEMO_STUDY_GUIDE_TITLE = "Demo study guide";
+const DEMO_STUDY_GUIDE_TITLE = "Demo study guide";
 
 export interface DemoContent {
   studyGuideId: string;

@@ -93,7 +93,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /** A foreign key's parent row is missing (errno 1452), e.g. a question deleted meanwhile. */
-export function isForeignKeyViolation(err: unknown): boolean {
+function isForeignKeyViolation(err: unknown): boolean {
   const { errno, code } = asMysqlError(err);
   return errno === 1452 || code === "SQLITE_CONSTRAINT_FOREIGNKEY";
 }
@@ -110,7 +110,7 @@ export const ONE_ACTIVE_SESSION_KEY = "one_active_session";
 /** The unique key of one answer per question of a session. */
 export const ONE_ANSWER_PER_QUESTION_KEY = "one_answer_per_question";
 /** practice_question_memory's primary key (user, question). */
-export const QUESTION_MEMORY_KEY = "PRIMARY";
+const QUESTION_MEMORY_KEY = "PRIMARY";
 
 /**
  * Whether a write lost a race with another writer: a unique key taken meanwhile (on a cluster

@@ -14,7 +14,7 @@ import { isDuplicateKey, isTransientConflict } from "./errors.js";
 export const MIGRATION_LOCK_TABLE = "practice_migration_lock";
 
 /** A migration run holding the lock longer than this is taken to be dead. */
-export const LEASE_SECONDS = 120;
+const LEASE_SECONDS = 120;
 
 export interface MigrationLockOptions {
   /** Longest to wait for another holder before giving up (default: two leases). */

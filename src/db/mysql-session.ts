@@ -22,17 +22,24 @@ export interface ServerSession {
   galera: boolean;
 }
 
+/** A session's own limits (edge/call-limits.ts works them out; connect.ts `DatabaseLimits`). */
+export interface SessionLimits {
+  queryTimeoutMs: number;
+  lockWaitSeconds: number;
+  idleTransactionSeconds: number;
+}
+
 /**
  * Readies a new connection before its first use, or fails it: utf8mb4 (checked), `sql_mode`
  * without the flags that change what statements mean (checked; either refused with an
  * UnusableSession), the server's identity for KILLs, Galera or not (failing closed), limits.
  * All of it within `setupMs` (DB_CONNECT_TIMEOUT_MS: a hung or crawling server fails the
- * connection, not the caller's wait); `timeoutMs` sets the session's own statement limits.
+ * connection, not the caller's wait); `limits`, when given, are set as the session's own.
  */
 export async function prepareSession(
   connection: Connection,
   setupMs: number,
-  timeoutMs?: number,
+  limits?: SessionLimits,
 ): Promise<ServerSession> {
   const ask = asker(connection, Date.now() + setupMs);
   await ask(PIN_CHARSET);
@@ -42,7 +49,7 @@ export async function prepareSession(
   if (facts === undefined) throw new Error("the database did not describe the session");
   await checkCharset(ask, facts);
   await pinSqlMode(ask, String(facts.mode));
-  if (timeoutMs !== undefined) await limitSession(ask, timeoutMs);
+  if (limits !== undefined) await limitSession(ask, limits);
   const galera = await isGalera(ask);
   return {
     server: [facts.host, facts.port, facts.datadir, facts.serverId].join("|"),
@@ -56,21 +63,18 @@ export async function prepareSession(
 const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
 
 /**
- * Server-side limits so no connection holds locks for long: lock waits fail
- * (errno 1205, retried) before our own timeout; a session idle in a
- * transaction (a client cut off by a partition) is killed after twice the
- * limit; the server stops overlong statements. A variable the server lacks
- * (MySQL vs MariaDB) is skipped; any other failure fails the connection.
+ * Server-side limits so no connection holds locks for long: lock waits, a
+ * session idle in a transaction, overlong statements. A variable the server
+ * lacks (MySQL vs MariaDB) is skipped; any other failure fails the connection.
  */
-async function limitSession(ask: Ask, timeoutMs: number): Promise<void> {
-  const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-  const lockWait = Math.max(1, Math.floor(timeoutMs / 2000));
+async function limitSession(ask: Ask, limits: SessionLimits): Promise<void> {
+  const { queryTimeoutMs: timeoutMs, lockWaitSeconds, idleTransactionSeconds } = limits;
   const skip = (err: unknown) => {
     if ((err as { errno?: unknown }).errno !== ER_UNKNOWN_SYSTEM_VARIABLE) throw err;
   };
-  await ask(`SET SESSION innodb_lock_wait_timeout = ${lockWait}`).catch(skip);
+  await ask(`SET SESSION innodb_lock_wait_timeout = ${lockWaitSeconds}`).catch(skip);
   await ask(
-    `SET SESSION idle_transaction_timeout = ${2 * seconds}, max_statement_time = ${timeoutMs / 1000}`,
+    `SET SESSION idle_transaction_timeout = ${idleTransactionSeconds}, max_statement_time = ${timeoutMs / 1000}`,
   ).catch(skip);
   await ask(`SET SESSION max_execution_time = ${timeoutMs}`).catch(skip);
 }

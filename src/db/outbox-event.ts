@@ -16,7 +16,7 @@ import { insertEvents, type OutboxEvent } from "./outbox-repository.js";
 import { traceFields } from "./outbox-trace-fields.js";
 
 /** The CloudEvents `source` of every event. */
-export const EVENT_SOURCE = "/practice-sessions";
+const EVENT_SOURCE = "/practice-sessions";
 
 const SCHEMAS: Record<EventType, DescMessage> = {
   "practice.session.started": SessionStartedSchema,

@@ -21,7 +21,7 @@ export function traceFields(carrier: Record<string, string>): Record<string, str
 }
 
 /** `tracestate` within W3C's limits; undefined if nothing is left. */
-export function boundedTracestate(value: string): string | undefined {
+function boundedTracestate(value: string): string | undefined {
   let members = value
     .split(",")
     .map((m) => m.trim())

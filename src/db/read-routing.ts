@@ -23,7 +23,7 @@ export function primaryReads(primary: Db): ReadRouting {
 }
 
 /** How long a read waits for the replica to catch up before going to the primary. */
-export const REPLICA_WAIT_MS = 100;
+const REPLICA_WAIT_MS = 100;
 
 /** Where routed reads ran, since start. */
 export interface ReplicaReadStats {

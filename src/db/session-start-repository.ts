@@ -1,5 +1,5 @@
 import { sql, type Transaction } from "kysely";
-import type { Database, Db, NewPracticeSession } from "./database.js";
+import type { Database, Db } from "./database.js";
 import { snapshotAnswers } from "./snapshot-answers.js";
 
 /**
@@ -7,6 +7,14 @@ import { snapshotAnswers } from "./snapshot-answers.js";
  * quiz (whole, given questions, or those missed last time). The unique key lets one of racing
  * starts insert; the others fail with a duplicate key (errors.ts, isLostRace).
  */
+
+/** A new session as the use case names it. */
+export interface NewSession {
+  id: string;
+  userId: string;
+  quizId: string;
+  startedAt: Date;
+}
 
 /**
  * Hard-deletes an in-progress session that started before `cutoff`; its
@@ -30,7 +38,7 @@ export async function deleteStaleSession(db: Db, id: string, cutoff: Date): Prom
  */
 export async function insertSessionCountingQuestions(
   trx: Transaction<Database>,
-  session: Omit<NewPracticeSession, "total_questions" | "correct_answers">,
+  session: NewSession,
 ): Promise<number> {
   const result = await trx
     .insertInto("practice_sessions")
@@ -40,12 +48,12 @@ export async function insertSessionCountingQuestions(
         .selectFrom("questions")
         .select([
           eb.val(session.id).as("id"),
-          eb.val(session.user_id).as("user_id"),
-          eb.val(session.quiz_id).as("quiz_id"),
-          eb.val(session.started_at).as("started_at"),
+          eb.val(session.userId).as("user_id"),
+          eb.val(session.quizId).as("quiz_id"),
+          eb.val(session.startedAt).as("started_at"),
           eb.fn.countAll<number>().as("total_questions"),
         ])
-        .where("quiz_id", "=", session.quiz_id)
+        .where("quiz_id", "=", session.quizId)
         .having(eb.fn.countAll(), ">", 0),
     )
     .executeTakeFirst();
@@ -86,13 +94,20 @@ export async function insertSnapshot(
  */
 export async function insertSessionOfQuestions(
   trx: Transaction<Database>,
-  session: Omit<NewPracticeSession, "total_questions" | "correct_answers" | "mode">,
+  session: NewSession,
   mode: "review" | "missed",
   questionIds: readonly string[],
 ): Promise<void> {
   await trx
     .insertInto("practice_sessions")
-    .values({ ...session, total_questions: questionIds.length, mode })
+    .values({
+      id: session.id,
+      user_id: session.userId,
+      quiz_id: session.quizId,
+      started_at: session.startedAt,
+      total_questions: questionIds.length,
+      mode,
+    })
     .execute();
   await trx
     .insertInto("practice_session_questions")

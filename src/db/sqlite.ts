@@ -14,34 +14,17 @@ import {
   SqliteDialect,
   type UnknownRow,
 } from "kysely";
+import { sleep } from "../domain/clock.js";
 import { tracer } from "../tracer.js";
 import { endsTransaction, signalOf } from "./cancel.js";
 import type { Database } from "./database.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 /**
- * The embedded store: SQLite through better-sqlite3, for trying the service,
- * local development and demos. The schema and queries are the MySQL ones;
- * what SQLite lacks is made up here, so nothing above src/db/ can tell:
- *
- * - Times are stored as ISO 8601 text with milliseconds in UTC
- *   ("2026-11-22T02:13:10.123Z"), which sorts like the instants it names:
- *   Date parameters are written so, and time columns read back as Dates.
- * - Booleans are bound as 0/1, and integer ids read back as strings, as mysql2
- *   returns them.
- * - `FOR UPDATE` is dropped: Kysely runs SQLite on one connection and holds it
- *   for a whole transaction, so transactions already run one at a time.
- * - A file locked by another process never blocks the event loop:
- *   better-sqlite3 is synchronous, and SQLite's busy timeout would sleep in
- *   it. The busy timeout is 0, and a statement refused with SQLITE_BUSY is
- *   run again after an asynchronous backoff, for up to LOCK_WAIT_MS; then the
- *   error stands (`unavailable`, which the use cases retry within the
- *   request's deadline). Other requests wait for the connection meanwhile,
- *   asynchronously, as they always do (Kysely's mutex).
+ * The embedded store, SQLite through better-sqlite3, made to behave as MySQL does above src/db/
+ * (times, booleans, ids, row locks, another process's lock): docs/decisions.md says how and why.
  */
 
-/** How long one statement waits for another process's lock, in backoff steps. */
-export const LOCK_WAIT_MS = 1000;
 const LOCK_BACKOFF_MS = [1, 2, 5, 10, 20, 50];
 
 const TIME_COLUMNS = new Set([
@@ -74,8 +57,11 @@ function loadBetterSqlite(): BetterSqlite {
   }
 }
 
-/** Opens a SQLite file (or ":memory:") as a Kysely database. */
-export function openSqlite(filename: string): Kysely<Database> {
+/**
+ * Opens a SQLite file (or ":memory:") as a Kysely database whose statements
+ * wait out another process's lock for up to `lockWaitMs`.
+ */
+export function openSqlite(filename: string, lockWaitMs: number): Kysely<Database> {
   const BetterSqlite3 = loadBetterSqlite();
   const raw = new BetterSqlite3(filename);
   raw.pragma("foreign_keys = ON");
@@ -86,20 +72,29 @@ export function openSqlite(filename: string): Kysely<Database> {
     raw.pragma("synchronous = NORMAL");
   }
   return new Kysely<Database>({
-    dialect: new LockWaitingDialect({ database: withConversions(raw) }),
+    dialect: new LockWaitingDialect({ database: withConversions(raw) }, lockWaitMs),
     plugins: [new DropRowLocks()],
   });
 }
 
 /** SQLite whose statements wait out another process's lock asynchronously (see above). */
 class LockWaitingDialect extends SqliteDialect {
+  constructor(
+    config: ConstructorParameters<typeof SqliteDialect>[0],
+    readonly lockWaitMs: number,
+  ) {
+    super(config);
+  }
+
   override createDriver(): Driver {
     return wrapConnections(super.createDriver(), (connection) => ({
       executeQuery: <R>(query: CompiledQuery) => {
-        // The driver is synchronous: a stopped call stops between statements.
+        // The driver is synchronous: a stopped call stops between statements, and in a lock wait.
         const signal = signalOf(query);
         if (signal?.aborted && !endsTransaction(query.sql)) return Promise.reject(signal.reason);
-        return traced(query.sql, () => waitOutLocks(() => connection.executeQuery<R>(query)));
+        const statement = () => connection.executeQuery<R>(query);
+        const stops = endsTransaction(query.sql) ? undefined : signal;
+        return traced(query.sql, () => waitOutLocks(statement, this.lockWaitMs, stops));
       },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
     }));
@@ -129,17 +124,25 @@ function traced<T>(sql: string, run: () => Promise<T>): Promise<T> {
   });
 }
 
-/** Runs `statement`, again after a growing pause while SQLite answers SQLITE_BUSY, up to LOCK_WAIT_MS. */
-async function waitOutLocks<T>(statement: () => Promise<T>): Promise<T> {
+/**
+ * Runs `statement`, again after a growing pause while SQLite answers
+ * SQLITE_BUSY, up to `lockWaitMs`; a call's `signal` ends the wait at once with
+ * its reason (its deadline, or its client gone).
+ */
+async function waitOutLocks<T>(
+  statement: () => Promise<T>,
+  lockWaitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<T> {
   const started = performance.now();
   for (let n = 0; ; n++) {
     try {
       return await statement();
     } catch (err) {
       if ((err as { code?: unknown }).code !== "SQLITE_BUSY") throw err;
-      if (performance.now() - started >= LOCK_WAIT_MS) throw err;
+      if (performance.now() - started >= lockWaitMs) throw err;
       const pause = LOCK_BACKOFF_MS[Math.min(n, LOCK_BACKOFF_MS.length - 1)] as number;
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await sleep(pause, signal);
     }
   }
 }

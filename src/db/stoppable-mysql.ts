@@ -9,12 +9,13 @@ import type { Pool, PoolConnection } from "mysql2";
 import { endsTransaction, signalOf } from "./cancel.js";
 import { inlineValues } from "./inline-values.js";
 import type { StatementKiller, StopOutcome } from "./kill-statement.js";
-import { prepareSession, type ServerSession } from "./mysql-session.js";
+import { prepareSession, type ServerSession, type SessionLimits } from "./mysql-session.js";
 import { isSeveral, marked, nextMarker } from "./statement-marker.js";
 import { wrapConnections } from "./wrap-connections.js";
 
 export interface StoppableOptions {
-  timeoutMs: number;
+  /** The statements' and sessions' limits (edge/call-limits.ts). */
+  limits: SessionLimits;
   /** A new connection's whole set-up (DB_CONNECT_TIMEOUT_MS, as for opening it). */
   setupMs: number;
   killer: StatementKiller;
@@ -30,7 +31,7 @@ export class StoppableMysqlDialect extends MysqlDialect {
   constructor(pool: Pool, options: StoppableOptions) {
     const adapters = new WeakMap<PoolConnection, MysqlPoolConnection>();
     const ready = (connection: PoolConnection, callback: (err: unknown, c?: never) => void) => {
-      prepareSession(connection, options.setupMs, options.timeoutMs).then(
+      prepareSession(connection, options.setupMs, options.limits).then(
         (session) => {
           options.onSession?.(session);
           const adapter = stoppableConnection(connection, session, options);
@@ -95,15 +96,16 @@ let sendingSeveral = false;
 
 /**
  * `connection` as Kysely uses it. A stopped call's statement is found on its own server and
- * KILLed there (kill-statement.ts), and is answered once it has returned; past `timeoutMs`,
+ * KILLed there (kill-statement.ts), and is answered once it has returned; past `queryTimeoutMs`,
  * or when no KILL can reach it, the connection is destroyed (and the statement KILLed where
  * one can reach it).
  */
 function stoppableConnection(
   connection: PoolConnection,
   session: ServerSession,
-  { timeoutMs, killer }: StoppableOptions,
+  { limits, killer }: StoppableOptions,
 ): MysqlPoolConnection {
+  const timeoutMs = limits.queryTimeoutMs;
   const threadId = connection.threadId;
   // Once destroyed here, mysql2 never answers the commands queued on the
   // connection (its rollback, say): they fail at once instead.

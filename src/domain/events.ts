@@ -8,7 +8,7 @@ import type { Session, SessionMode, SessionSummary } from "./session.js";
  */
 
 /** The four event types; each is published on the NATS subject of the same name. */
-export const EVENT_TYPES = [
+const EVENT_TYPES = [
   "practice.session.started",
   "practice.answer.submitted",
   "practice.session.completed",

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { withRetries } from "../app/retry.js";
-import { callLimits, databaseLimits } from "./call-limits.js";
+import { callLimits, databaseLimits, statementLimits } from "./call-limits.js";
 
 const conflict = Object.assign(new Error("Deadlock found"), { errno: 1213 });
 
@@ -44,10 +44,24 @@ describe("a call's limits", () => {
   });
 
   it("let the database's own caps through the longest call the settings allow", () => {
-    expect(databaseLimits({ requestTimeoutMs: 60_000 })).toEqual({ queryTimeoutMs: 30_000 });
-    // REQUEST_TIMEOUT_MS's default keeps the 5 s the service has always had.
-    expect(databaseLimits({ requestTimeoutMs: 10_000 })).toEqual({ queryTimeoutMs: 5000 });
+    expect(databaseLimits({ requestTimeoutMs: 60_000 })).toMatchObject({ queryTimeoutMs: 30_000 });
+    // REQUEST_TIMEOUT_MS's default: 5 s.
+    expect(databaseLimits({ requestTimeoutMs: 10_000 })).toMatchObject({ queryTimeoutMs: 5000 });
     // Statements outside calls (migrations, the relay) keep 5 s; a call's stop at its deadline.
-    expect(databaseLimits({ requestTimeoutMs: 1000 })).toEqual({ queryTimeoutMs: 5000 });
+    expect(databaseLimits({ requestTimeoutMs: 1000 })).toMatchObject({ queryTimeoutMs: 5000 });
+  });
+
+  it("fail a lock wait within half a statement's cap, kill a session idle in a transaction after twice it", () => {
+    expect(statementLimits(5000)).toEqual({
+      queryTimeoutMs: 5000,
+      lockWaitSeconds: 2,
+      idleTransactionSeconds: 10,
+      sqliteLockWaitMs: 1000,
+    });
+    expect(statementLimits(1500)).toMatchObject({ lockWaitSeconds: 1, idleTransactionSeconds: 4 });
+    expect(statementLimits(30_000)).toMatchObject({
+      lockWaitSeconds: 15,
+      idleTransactionSeconds: 60,
+    });
   });
 });

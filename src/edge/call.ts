@@ -130,34 +130,6 @@ export function callerGone(res: Answering): boolean {
 }
 
 /**
- * A call made without the edge (in-process tests through
- * `createRouterTransport`): Connect's own signal and the server's deadline.
- */
-export function detachedCall(signal: AbortSignal, timeoutMs: number, admission: Admission): Call {
-  const controller = new AbortController();
-  const deadline = performance.now() + timeoutMs;
-  const timer = setTimeout(() => controller.abort(errors.deadlineExceeded()), timeoutMs);
-  const remainingMs = () => deadline - performance.now();
-  attachLimits(controller.signal, callLimits(remainingMs));
-  const onAbort = () => controller.abort(signal.reason ?? errors.canceled());
-  if (signal.aborted) onAbort();
-  else signal.addEventListener("abort", onAbort, { once: true });
-  controller.signal.addEventListener("abort", () => {
-    clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-  });
-  return {
-    signal: controller.signal,
-    remainingMs,
-    end() {
-      if (!controller.signal.aborted) controller.abort(ANSWERED);
-    },
-    // No connection of its own to leave or to wait for.
-    admit: (slot, work) => admission.run({ ...slot, signal: controller.signal }, work),
-  };
-}
-
-/**
  * Why a call whose response closed unfinished ended: the client left,
  * `canceled` whatever code its HTTP/2 reset carried. Node's
  * `stream.destroy(err)` and connect-node's own deadline reset with

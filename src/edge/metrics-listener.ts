@@ -1,15 +1,7 @@
 import { createServer, type Server } from "node:http";
+import { METRICS_LISTENER } from "../limits.js";
 import type { HealthMonitor } from "../ops/health.js";
 import type { Metrics } from "../ops/metrics.js";
-
-/** Scrapes and probes come every few seconds; a connection idle longer is dropped. */
-const KEEP_ALIVE_TIMEOUT_MS = 30_000;
-/** A request that has not fully arrived by then is dropped. */
-const REQUEST_TIMEOUT_MS = 5000;
-/** Scrapers and probes are a handful: more connections than this are refused as they come. */
-const MAX_CONNECTIONS = 256;
-/** Their requests are a line and a few headers. */
-const MAX_HEADER_BYTES = 8 * 1024;
 
 /**
  * The operators' listener (METRICS_PORT), never the public port: Prometheus
@@ -22,7 +14,10 @@ const MAX_HEADER_BYTES = 8 * 1024;
  */
 export function metricsListener(metrics: Metrics, health: HealthMonitor): Server {
   const server = createServer(
-    { requestTimeout: REQUEST_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_BYTES },
+    {
+      requestTimeout: METRICS_LISTENER.requestTimeoutMs,
+      maxHeaderSize: METRICS_LISTENER.maxHeaderBytes,
+    },
     (req, res) => {
       const path = (req.url ?? "").split("?")[0];
       const text = (status: number, body: string) =>
@@ -44,7 +39,7 @@ export function metricsListener(metrics: Metrics, health: HealthMonitor): Server
       } else text(404, "not found\n");
     },
   );
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
+  server.keepAliveTimeout = METRICS_LISTENER.keepAliveTimeoutMs;
+  server.maxConnections = METRICS_LISTENER.maxConnections;
   return server;
 }

@@ -19,7 +19,7 @@ export interface ResetRatio {
  * rapid-reset flood (CVE-2023-44487) is nearly all premature resets, and
  * its 250th ends it.
  */
-export const RESET_RATIO: ResetRatio = { prematureMs: 1000, judgedAfter: 500 };
+const RESET_RATIO: ResetRatio = { prematureMs: 1000, judgedAfter: 500 };
 
 /** How long streams in flight get after a GOAWAY for abuse. */
 const GOAWAY_GRACE_MS = 1000;

@@ -17,7 +17,7 @@ export interface PieceLimits {
  * could count it against its caller. Clients send 16 KiB frames (HTTP/2's
  * default) or whole bodies; the service's bodies are at most 64 KiB.
  */
-export const PIECE_LIMITS: PieceLimits = { free: 32, minAverageBytes: 1024 };
+const PIECE_LIMITS: PieceLimits = { free: 32, minAverageBytes: 1024 };
 
 /**
  * Calls `onFlood` once, and stops passing the body on, when `body` (an

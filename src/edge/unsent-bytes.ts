@@ -114,29 +114,9 @@ function moved(watch: SessionWatch, progress = true): void {
 }
 
 /**
- * Bounds what answers hold in memory while a client does not read them, on
- * HTTP/2 and HTTP/1.1 alike. An answer is written whole; what the client's
- * flow-control window (HTTP/2) or its TCP window (HTTP/1.1) does not let out
- * waits in its stream or socket. Every SWEEP_MS:
- * - an HTTP/2 answer whose unsent bytes have not gone down for `writeStallMs`
- *   (its window at 0) is reset (RST_STREAM CANCEL) and its bytes freed;
- * - a connection holding unsent bytes none of which moved for `writeStallMs`
- *   is destroyed (an HTTP/1.1 one reset, so that the kernel frees its bytes
- *   too): not closed politely, which would wait for answers that can never
- *   finish;
- * - with more than `unsentMaxBytes` unsent in all, the connections holding
- *   the most that did not move since the last look are destroyed, largest
- *   first (Envoy's overload action reset_high_memory_stream);
- * - a connection whose bytes have not moved for STALLED_REFUSES_AFTER_MS is
- *   a candidate for closing near the connection cap, as an idle one is.
- * And a session holding `sessionUnsentMaxBytes` or more that has not moved
- * them for STALLED_REFUSES_AFTER_MS (or any for a quarter of
- * `writeStallMs`) gets its new streams, and those whose answer has not
- * begun, refused (REFUSED_STREAM:
- * nothing answered, safe to retry; their calls stop as any call whose
- * client left), as Envoy stops reading a connection over its buffer limit.
- * An HTTP/1.1 connection computes no answer while one is unsent: the
- * requests it pipelines wait (edge/http1-connections.ts).
+ * Bounds what answers hold in memory while a client does not read them, on HTTP/2 and
+ * HTTP/1.1 alike: stalled answers reset, stalled connections destroyed, the largest first
+ * beyond `unsentMaxBytes`, a session over its share refused new streams (docs/decisions.md).
  */
 export class UnsentBytes {
   readonly #sessions = new Set<SessionWatch>();

@@ -60,7 +60,7 @@ export function endPublish(span: Span, error?: unknown): void {
  * The CloudEvent JSON (an object, as db/outbox-event.ts writes it) with the
  * Distributed Tracing extension's attributes added.
  */
-export function withTraceExtension(body: string, fields: Record<string, string>): string {
+function withTraceExtension(body: string, fields: Record<string, string>): string {
   if (!body.endsWith("}")) return body;
   let extension = `,"traceparent":${JSON.stringify(fields.traceparent)}`;
   if (fields.tracestate) extension += `,"tracestate":${JSON.stringify(fields.tracestate)}`;

@@ -1,18 +1,14 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { defaultMaxQueuedPerUser } from "../config.js";
-import {
-  Admission,
-  type AdmissionLimits,
-  admissionLimits,
-  type Release,
-  STANDING_WAIT_MS,
-} from "./admission.js";
+import { admissionConfig } from "../config.js";
+import { Admission, type AdmissionLimits, type Release } from "./admission.js";
+
+const STANDING_WAIT_MS = admissionConfig({}).standingWaitMs;
 
 /** An Admission on a clock the test moves: one slot, three places, 5 ms over 100 ms, unless `limits` says otherwise. */
 function admissionAt(limits: Partial<AdmissionLimits> = {}, loopBusy?: () => number) {
   const clock = { now: 0 };
-  const all = { maxInFlight: 1, maxQueued: 3, maxQueuedPerUser: 100, targetMs: 5, intervalMs: 100 };
+  const all = { ...admissionConfig({}, 1), maxQueued: 3, maxQueuedPerUser: 100 };
   return { admission: new Admission({ ...all, ...limits }, () => clock.now, loopBusy), clock };
 }
 
@@ -78,7 +74,7 @@ async function standingFullQueue() {
 /** An adaptive Admission of ten slots on a clock the test moves, the event loop as busy as `loopBusy` says. */
 function adaptiveAt(loopBusy: () => number) {
   const { admission, clock } = admissionAt(
-    { ...admissionLimits(10, defaultMaxQueuedPerUser(10), true), maxQueued: 100 },
+    { ...admissionConfig({ ADAPTIVE_ADMISSION: "true" }, 10), maxQueued: 100 },
     loopBusy,
   );
   /** `n` calls of `kind` taking `ms` each, one after the other, from `clock.now`. */
@@ -257,7 +253,7 @@ describe("Admission", () => {
 
   it("serves waiting callers in turn: one caller's many waiting calls delay another's by one turn at most", async () => {
     const { admission } = admissionAt({
-      ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+      ...admissionConfig({}, 1),
       maxQueuedPerUser: 100,
     });
     let running = track(admission.acquire(undefined, "", "heavy"));
@@ -280,7 +276,7 @@ describe("Admission", () => {
 
   it("refuses a caller over its share of the queue with resource_exhausted, at the door and in the queue, while others still wait", async () => {
     const { admission } = admissionAt({
-      ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+      ...admissionConfig({}, 1),
       maxQueuedPerUser: 2,
     });
     track(admission.acquire(undefined, "", "heavy"));
@@ -301,7 +297,7 @@ describe("Admission", () => {
 
   it("lets a caller alone use every slot, whatever its share of the queue", async () => {
     const { admission } = admissionAt({
-      ...admissionLimits(3, defaultMaxQueuedPerUser(3)),
+      ...admissionConfig({}, 3),
       maxQueuedPerUser: 1,
     });
     const calls = [1, 2, 3].map(() => track(admission.acquire(undefined, "", "alone")));
@@ -346,12 +342,13 @@ describe("Admission", () => {
   });
 
   it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
-    expect(admissionLimits(10, defaultMaxQueuedPerUser(10))).toEqual({
+    expect(admissionConfig({}, 10)).toEqual({
       maxInFlight: 10,
       maxQueued: 1000,
       maxQueuedPerUser: 20,
       targetMs: 5,
       intervalMs: 100,
+      standingWaitMs: 2000,
       adaptive: false,
     });
   });
@@ -408,7 +405,7 @@ describe("Admission", () => {
 
 describe("a call whose connection cannot take an answer", () => {
   it("gives its slot to another call, and runs once its connection can take one", async () => {
-    const admission = new Admission(admissionLimits(1, 10));
+    const admission = new Admission({ ...admissionConfig({}, 1), maxQueuedPerUser: 10 });
     let full = true;
     let opened = () => {};
     const room = () =>
@@ -434,7 +431,7 @@ describe("a call whose connection cannot take an answer", () => {
   });
 
   it("stops waiting when its client leaves, without running", async () => {
-    const admission = new Admission(admissionLimits(1, 10));
+    const admission = new Admission({ ...admissionConfig({}, 1), maxQueuedPerUser: 10 });
     const left = new AbortController();
     let ran = false;
     const call = admission.run(

@@ -1,70 +1,15 @@
 import { ConnectError } from "@connectrpc/connect";
 import { errors } from "../app/errors.js";
+import type { AdmissionConfig } from "../config.js";
 import { traceAdmissionWait } from "./admission-trace.js";
 import { type Entry, FairQueue } from "./fair-queue.js";
 import { LatencyLimit } from "./latency-limit.js";
 
-/** How many requests run at once, how many may wait, and when waiting counts as overload. */
-export interface AdmissionLimits {
-  /** Requests doing work at once: the pool's size, so none waits inside the pool. */
-  maxInFlight: number;
-  /**
-   * Requests that may wait for a slot. A waiter costs memory, not time: it
-   * waits until its own deadline or until its client leaves. Beyond, room is
-   * made by the one shedding rule (`Admission`), or the newcomer is refused.
-   */
-  maxQueued: number;
-  /**
-   * Requests of one caller (the token's user, or a client address) that may
-   * wait at once; beyond, that caller's new requests get `resource_exhausted`
-   * (REST 429). Running requests are not counted: a caller alone may use every slot.
-   */
-  maxQueuedPerUser: number;
-  /** CoDel's target (RFC 8289): a wait below this is no queue at all. */
-  targetMs: number;
-  /**
-   * CoDel's interval: once the queue's delay has stayed at `targetMs` or more
-   * for this long, the queue stands, and is served newest first.
-   */
-  intervalMs: number;
-  /**
-   * Run fewer than `maxInFlight` at once while more would only make each
-   * call slower (latency-limit.ts). Off: always up to `maxInFlight`.
-   */
-  adaptive?: boolean;
-}
-
 /**
- * Admission limits for `maxInFlight` calls at once (MAX_IN_FLIGHT), by default
- * the database pool's size, and `maxQueuedPerUser` waiting per caller
- * (MAX_QUEUED_PER_USER, defaulted in config.ts): at most as many calls run as there are connections (so none
- * waits inside the pool, where a cancelled call could not leave), and up to
- * 1,000 wait. Target 5 ms and interval 100 ms are CoDel's and Facebook's
- * values ("Fail at scale"); they only decide the order of service and who is
- * shed once the queue is full, never that a burst the queue can hold is
- * refused: 500 calls at once on 10 slots drain in one to three seconds here,
- * well within their deadlines.
+ * How many requests run at once, how many may wait, and when waiting counts as
+ * overload: the settings of config.ts (`admissionConfig`).
  */
-export function admissionLimits(
-  maxInFlight: number,
-  maxQueuedPerUser: number,
-  adaptive = false,
-): AdmissionLimits {
-  return {
-    maxInFlight,
-    maxQueued: 1000,
-    maxQueuedPerUser,
-    targetMs: 5,
-    intervalMs: 100,
-    adaptive,
-  };
-}
-
-/**
- * Under a standing full queue, the longest a waiter keeps its place against
- * newcomers refused at the door: long enough for any burst the queue holds.
- */
-export const STANDING_WAIT_MS = 2_000;
+export type AdmissionLimits = AdmissionConfig;
 
 /**
  * The error of a shed request: `unavailable` (REST 503), safe to retry. One
@@ -107,28 +52,9 @@ export interface Slot {
 }
 
 /**
- * Admission control: the one owner of "how much work is in flight". At most
- * `maxInFlight` requests run; others wait, each until its own deadline or
- * its client leaves (its signal aborts).
- *
- * Fair to callers, and work-conserving: a free slot goes to whoever asks,
- * so a caller alone may use every slot; waiting requests are kept per
- * caller and served across callers in turn (round robin), so a caller with
- * a hundred waiting requests delays another's one by at most one turn. A
- * caller may have `maxQueuedPerUser` waiting; beyond, its requests are
- * refused with `resource_exhausted`.
- *
- * Within a caller, the queue is served oldest first while it drains now and
- * then. Once it stands (CoDel: its oldest waiter has waited `targetMs` or
- * more, and so for a whole `intervalMs`), newest first (adaptive LIFO, as in
- * Facebook's "Fail at scale"): under sustained overload the newest waiters
- * still have their client and their deadline ahead.
- *
- * One shedding rule, at the door and in the queue alike: when the whole
- * queue is full, the caller with the most waiting requests loses its oldest
- * if it has more than the newcomer's caller would; else, under a standing
- * queue, a waiter that has waited `STANDING_WAIT_MS` makes room; else the
- * newcomer is refused with `unavailable`.
+ * Admission control: the one owner of "how much work is in flight". At most `maxInFlight`
+ * requests run; others wait, each until its own deadline or its client leaves, served across
+ * callers in turn; its order and its one shedding rule: docs/decisions.md.
  */
 export class Admission {
   #running = 0;
@@ -321,7 +247,11 @@ export class Admission {
       return longest.oldest;
     }
     const oldest = this.#queue.oldest;
-    if (oldest !== undefined && now - oldest.since >= STANDING_WAIT_MS && this.standing(now)) {
+    if (
+      oldest !== undefined &&
+      now - oldest.since >= this.limits.standingWaitMs &&
+      this.standing(now)
+    ) {
       return oldest;
     }
     return undefined;

@@ -6,9 +6,9 @@ import { checkServingOn } from "../db/serving-check.js";
  * The database is probed this often in the background, whoever asks: an
  * answer is never older than this plus PROBE_TIMEOUT_MS.
  */
-export const PROBE_INTERVAL_MS = 500;
+const PROBE_INTERVAL_MS = 500;
 /** A database that takes longer than this to answer the probe counts as down. */
-export const PROBE_TIMEOUT_MS = 500;
+const PROBE_TIMEOUT_MS = 500;
 
 /** A "not migrated" answer is checked again at most this often. */
 const MIGRATION_RECHECK_MS = 5000;

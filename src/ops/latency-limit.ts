@@ -35,23 +35,8 @@ interface Kind {
 }
 
 /**
- * How many calls may run at once, adapted to the time they take (a
- * gradient limiter, as in Netflix's concurrency-limits): at most `max` (the
- * pool's size), at least 3; 10% fewer each window in which calls took on
- * average more than twice their kind's usual time (the best mean of a
- * window lately, per procedure) while the event loop was busy (85% of the
- * time or more), one more each other window in which the limit turned calls
- * away.
- *
- * Why: when Node's CPU, not the pool, is the bottleneck, every call admitted
- * shares the CPU with the others, so more calls at once make each one
- * slower. While the loop has time to spare, something else slows them (the
- * database, say), and fewer at once would only idle the CPU: without that
- * check the limit sank to its floor under overload with the CPU 25% idle.
- * The floor of 3: below it the CPU idles while calls wait on the database.
- * The trade (`npm run bench:overload`, BENCHMARKS.md): a lower admitted p99
- * past saturation for less goodput, so it is off by default
- * (`ADAPTIVE_ADMISSION`).
+ * How many calls may run at once, adapted to the time they take (a gradient limiter, as in
+ * Netflix's concurrency-limits), between 3 and the pool's size: docs/decisions.md says why.
  */
 export class LatencyLimit {
   #limit: number;

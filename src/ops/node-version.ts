@@ -5,7 +5,7 @@
  */
 
 /** The oldest Node major the service runs on (package.json "engines"). */
-export const NODE_MAJOR_NEEDED = 22;
+const NODE_MAJOR_NEEDED = 22;
 
 const major = Number(process.versions.node.split(".")[0]);
 if (major < NODE_MAJOR_NEEDED) {

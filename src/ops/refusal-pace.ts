@@ -12,7 +12,7 @@ export interface PaceLimits {
  * hears it once per `holdMs` per request it has open, so refusals cost the
  * service a bounded share of its CPU whatever the client's loop.
  */
-export const PACE_LIMITS: PaceLimits = { burst: 20, perSecond: 10, holdMs: 1_000 };
+const PACE_LIMITS: PaceLimits = { burst: 20, perSecond: 10, holdMs: 1_000 };
 
 /** Callers remembered at once; beyond, the oldest are forgotten (they start a new burst). */
 const MAX_CALLERS = 10_000;

@@ -76,7 +76,7 @@ export function sessionToJson(s: View, answers: Answer[]): SessionJson {
 }
 
 /** One snapshot entry; `correct_answer` is set only in a completed session's review. */
-export function snapshotQuestionToJson(q: SnapshotQuestion): SnapshotQuestionJson {
+function snapshotQuestionToJson(q: SnapshotQuestion): SnapshotQuestionJson {
   return { position: q.position, question_id: q.questionId, correct_answer: q.correctAnswer };
 }
 

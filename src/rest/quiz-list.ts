@@ -30,7 +30,7 @@ export const QuizSummary = Type.Object(
   { description: "A live quiz as a list shows it." },
 );
 
-export const QuizList = Type.Object({
+const QuizList = Type.Object({
   quizzes: Type.Array(QuizSummary, { description: "By id." }),
   next_cursor: Type.Union([Type.String({ pattern: "^[1-9][0-9]*$" }), Type.Null()], {
     description: "Pass it as `cursor` for the next page. null on the last page.",

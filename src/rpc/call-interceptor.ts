@@ -1,12 +1,10 @@
 import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
-import { type Call, detachedCall } from "../edge/call.js";
-import type { Admission } from "../ops/admission.js";
+import type { Call } from "../edge/call.js";
 import { userIdKey } from "./auth-interceptor.js";
 
 /**
  * The call of the request (edge/api-calls.ts), set by server.ts: its one
- * deadline and its signal, which handlers hand to the use cases. Without the
- * edge (`createRouterTransport`), `callInterceptor` makes one.
+ * deadline and its signal, which handlers hand to the use cases.
  */
 export const callKey = createContextKey<Call | undefined>(undefined, {
   description: "the API call of the request",
@@ -20,21 +18,16 @@ export const callKey = createContextKey<Call | undefined>(undefined, {
  * deadline (`deadline_exceeded`) even if that work is still stopping.
  * Streams are not admitted here.
  */
-export function callInterceptor(admission: Admission, requestTimeoutMs: number): Interceptor {
+export function callInterceptor(): Interceptor {
   return (next) => async (req) => {
     if (req.stream) return next(req);
-    const edge = req.contextValues.get(callKey);
-    const call = edge ?? detachedCall(req.signal, requestTimeoutMs, admission);
-    if (edge === undefined) req.contextValues.set(callKey, call);
+    const call = req.contextValues.get(callKey);
+    if (call === undefined)
+      throw new Error("an API call the edge did not make (edge/api-calls.ts)");
     const user = req.contextValues.get(userIdKey);
-    try {
-      return await call.admit(
-        { kind: req.method.name, key: user === "" ? "" : `user:${user}` },
-        () => next(req),
-      );
-    } finally {
-      if (edge === undefined) call.end();
-    }
+    return call.admit({ kind: req.method.name, key: user === "" ? "" : `user:${user}` }, () =>
+      next(req),
+    );
   };
 }
 

@@ -4,7 +4,8 @@ import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createGrpcClient } from "../../test/support/grpc-client.js";
-import { Admission, admissionLimits } from "../ops/admission.js";
+import { admissionConfig } from "../config.js";
+import { Admission } from "../ops/admission.js";
 import { Metrics } from "../ops/metrics.js";
 import { RefusalPace } from "../ops/refusal-pace.js";
 import { RequestLog } from "../ops/request-log.js";
@@ -39,7 +40,7 @@ async function streamServer(options: { writeMaxBytes?: number; slowMs?: number }
     connectOptions: { writeMaxBytes: options.writeMaxBytes },
     door: {
       authenticator: { authenticate: async () => "alice" },
-      admission: new Admission(admissionLimits(4, 8)),
+      admission: new Admission({ ...admissionConfig({}, 4), maxQueuedPerUser: 8 }),
       requestTimeoutMs: 10_000,
       pace: new RefusalPace(),
     },

@@ -4,7 +4,6 @@ import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { PracticeSessions } from "../app/practice-sessions.js";
 import type { Quizzes } from "../app/quizzes.js";
 import type { Authenticator } from "../auth/authenticator.js";
-import type { Admission } from "../ops/admission.js";
 import { authInterceptor } from "./auth-interceptor.js";
 import { callInterceptor } from "./call-interceptor.js";
 import { outcomeInterceptor } from "./outcome-interceptor.js";
@@ -22,10 +21,6 @@ export interface PracticeRpcOptions {
   sessions: PracticeSessions;
   quizzes: Quizzes;
   authenticator: Authenticator;
-  /** Longest a unary call may take: then `deadline_exceeded` (without the edge, which sets it). */
-  requestTimeoutMs: number;
-  /** Admission control (call-interceptor.ts). */
-  admission: Admission;
   /** Where failures that would be 5xx are logged (ops/failure-log.ts). */
   onFailure?: (err: unknown, status: number) => void;
 }
@@ -48,7 +43,7 @@ export function practiceRpc(options: PracticeRpcOptions): RpcRoutes {
       outcomeInterceptor(options.onFailure),
       authInterceptor(options.authenticator),
       validateInterceptor(),
-      callInterceptor(options.admission, options.requestTimeoutMs),
+      callInterceptor(),
     ],
   };
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 /** The repository: the nearest folder with a package.json, from src/web or from dist/src/web. */
 const ROOT = projectRoot(dirname(fileURLToPath(import.meta.url)));
 /** The page's sources, and where `vite build` writes it (git-ignored). */
-export const PAGE_SOURCE = join(ROOT, "examples/web");
+const PAGE_SOURCE = join(ROOT, "examples/web");
 export const PAGE_DIST = join(PAGE_SOURCE, "dist");
 /** The generated code the page imports: a change there changes the page too. */
 const GENERATED = join(ROOT, "gen/practice");

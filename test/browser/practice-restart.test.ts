@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/tokens.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 import {
   answer,
   newPage,
@@ -98,6 +99,7 @@ describe("a server killed and restarted in the middle of a quiz", () => {
       url: `sqlite:${join(dir, "practice.db")}`,
       poolSize: 1,
       connectTimeoutMs: 1000,
+      limits: defaultDatabaseLimits(),
     });
     try {
       const events = await db.db

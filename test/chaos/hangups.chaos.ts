@@ -1,8 +1,8 @@
 import { connect as netConnect } from "node:net";
 import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
-import { Admission, admissionLimits } from "../../src/ops/admission.js";
+import { admissionConfig } from "../../src/config.js";
+import { Admission } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
 import {
@@ -20,7 +20,7 @@ import { startTestService, type TestService } from "../support/service.js";
 const POOL = 4;
 let svc: TestService;
 let quiz: QuizFixture;
-const admission = new Admission(admissionLimits(POOL, defaultMaxQueuedPerUser(POOL)));
+const admission = new Admission(admissionConfig({}, POOL));
 
 beforeAll(async () => {
   svc = await startTestService({ proxy: true, poolSize: POOL, admission });

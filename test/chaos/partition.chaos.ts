@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QUERY_TIMEOUT_MS } from "../../src/db/connect.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep, startLoad } from "../support/load.js";
 import {
@@ -12,6 +11,9 @@ import {
   tally,
 } from "../support/reliability.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
+
+const QUERY_TIMEOUT_MS = defaultDatabaseLimits().queryTimeoutMs;
 
 let svc: TestService;
 let quiz: QuizFixture;

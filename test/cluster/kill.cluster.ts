@@ -4,6 +4,7 @@ import { type Connection, createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
 import { openDatabase } from "../../src/db/connect.js";
+import { statementLimits } from "../../src/edge/call-limits.js";
 import { RoundRobinProxy } from "../support/round-robin-proxy.js";
 import { waitForSynced } from "./support/mariadb-servers.js";
 import { withDatabase } from "./support/replicas.js";
@@ -47,7 +48,7 @@ beforeAll(async () => {
     url: `mysql://root@127.0.0.1:${proxy.port}/${DB}`,
     poolSize: PARALLEL,
     connectTimeoutMs: 2000,
-    queryTimeoutMs: 1500,
+    limits: statementLimits(1500),
   });
 });
 

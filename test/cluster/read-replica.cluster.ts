@@ -3,6 +3,7 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { openDatabase } from "../../src/db/connect.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 import {
   inRounds,
   nth,
@@ -58,6 +59,7 @@ describe("on a primary with an async read replica (DATABASE_READ_URL)", () => {
       url: withDatabase(cluster.replica, svc.database),
       poolSize: 4,
       connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
     });
     const violations = {
       getMissed: 0,

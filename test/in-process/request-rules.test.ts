@@ -8,15 +8,16 @@ import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
+import { admissionConfig } from "../../src/config.js";
 import { FakeClock } from "../../src/domain/clock.js";
-import { Admission, admissionLimits, type Slot } from "../../src/ops/admission.js";
+import { Admission, type Slot } from "../../src/ops/admission.js";
 import { requests } from "../../src/rest/requests.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { injectTransport, type RpcProtocol } from "../support/inject-transport.js";
 import { caseName, RULE_CASES, type RuleCase, requestWith } from "../support/rule-cases.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 /**
  * Every rule the protos state, broken on its own, on every transport: REST (the gateway reads
@@ -49,8 +50,9 @@ const headers = async () => ({
 beforeAll(async () => {
   database = await createTestDatabase();
   for (const rpcShortPath of [true, false]) {
-    const admission = new CountingAdmission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
-    const app = await buildServer({
+    const admission = new CountingAdmission(admissionConfig({}, 10));
+    const app = await buildApp({
+      ...defaultAppSettings(),
       db: database.db,
       clock,
       authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),

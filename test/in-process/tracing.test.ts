@@ -19,19 +19,20 @@ import { enableUseCaseSpans } from "../../src/app/use-case-span.js";
 import type { App } from "../../src/app-server.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
+import { admissionConfig } from "../../src/config.js";
 import { outboxEvent } from "../../src/db/outbox-event.js";
 import { insertEvents } from "../../src/db/outbox-repository.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { sessionStarted } from "../../src/domain/events.js";
 import { startPublish } from "../../src/events/trace-event.js";
-import { Admission, admissionLimits } from "../../src/ops/admission.js";
+import { Admission } from "../../src/ops/admission.js";
 import { ServiceSampler } from "../../src/ops/trace-sampler.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { deleteStream, requireNats, testRelay, uniqueTarget } from "../support/nats.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 /**
  * Tracing in process, spans in memory: the SERVER span per request and its
@@ -49,7 +50,7 @@ const provider = new TracerProvider({
 let database: TestDatabase;
 let quiz: QuizFixture;
 let app: App;
-const admission = new Admission(admissionLimits(1, defaultMaxQueuedPerUser(1)));
+const admission = new Admission(admissionConfig({}, 1));
 const clock = new FakeClock(new Date());
 
 beforeAll(async () => {
@@ -60,7 +61,8 @@ beforeAll(async () => {
   enableUseCaseSpans();
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db, { questions: 2 });
-  app = await buildServer({
+  app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     clock,
     admission,

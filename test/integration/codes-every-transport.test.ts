@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CodeMeaning, meaningOfName } from "../../src/app/codes.js";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
-import { Admission, admissionLimits, type Slot } from "../../src/ops/admission.js";
+import { admissionConfig } from "../../src/config.js";
+import { Admission, type Slot } from "../../src/ops/admission.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
 
@@ -36,7 +36,7 @@ class ScriptedAdmission extends Admission {
   }
 }
 
-const admission = new ScriptedAdmission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
+const admission = new ScriptedAdmission(admissionConfig({}, 10));
 let svc: TestService;
 let quiz: QuizFixture;
 let empty: QuizFixture;

@@ -3,8 +3,8 @@ import { connect as h2connect } from "node:http2";
 import { type Connection, createConnection } from "mysql2/promise";
 import { pino } from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
-import { Admission, admissionLimits, type Slot } from "../../src/ops/admission.js";
+import { admissionConfig } from "../../src/config.js";
+import { Admission, type Slot } from "../../src/ops/admission.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
@@ -272,7 +272,7 @@ class LingeringAdmission extends Admission {
 describe("a REST answer past its deadline does not wait for its work to give the slot back", () => {
   let lingering: TestService;
   let fixture: QuizFixture;
-  const admission = new LingeringAdmission(admissionLimits(10, defaultMaxQueuedPerUser(10)));
+  const admission = new LingeringAdmission(admissionConfig({}, 10));
   beforeAll(async () => {
     lingering = await startTestService({ requestTimeoutMs: 300, admission });
     fixture = await insertQuiz(lingering.db);

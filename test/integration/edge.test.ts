@@ -10,9 +10,10 @@ import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { REQUEST_HEAD_TIMEOUT_MS } from "../../src/limits.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 /** A self-signed certificate for localhost and 127.0.0.1 (test only). */
 const TLS = { certFile: "test/fixtures/tls/cert.pem", keyFile: "test/fixtures/tls/key.pem" };
@@ -33,8 +34,10 @@ async function serve(
   tls: boolean,
   requestTimeoutMs?: number,
 ): Promise<{ port: OnePortServer; portNumber: number }> {
-  const app = await buildServer({
-    requestTimeoutMs,
+  const defaults = defaultAppSettings();
+  const app = await buildApp({
+    ...defaults,
+    requestTimeoutMs: requestTimeoutMs ?? defaults.requestTimeoutMs,
     db: database.db,
     clock: systemClock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, systemClock),

@@ -9,6 +9,7 @@ import {
 import { isMigrated, migrateToLatest } from "../../src/db/migrate.js";
 import { MIGRATION_LOCK_TABLE } from "../../src/db/migration-lock.js";
 import { newTestDatabaseUrl, testStore } from "../support/database.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 
 /**
  * Replicas starting at once on an empty database: one applies the
@@ -28,7 +29,7 @@ describe.skipIf(testStore() === "sqlite")("migrations started by many processes 
     url = newTestDatabaseUrl("mysql");
     await createDatabaseIfMissing(url);
     handles = Array.from({ length: pools }, () =>
-      openDatabase({ url, poolSize: 2, connectTimeoutMs: 3000 }),
+      openDatabase({ url, poolSize: 2, connectTimeoutMs: 3000, limits: defaultDatabaseLimits() }),
     );
     return handles.map((h) => h.db);
   }

@@ -13,6 +13,7 @@ import { OutboxMetrics } from "../../src/events/relay-metrics.js";
 import { createTestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 
 let svc: TestService;
 let quiz: QuizFixture;
@@ -261,7 +262,12 @@ describe("the metrics listener", () => {
 describe.skipIf(testStore() === "sqlite")("metrics while the users' pool is exhausted", () => {
   it("reads the outbox backlog on a connection of its own: the scrape reports it all the same", async () => {
     const database = await createTestDatabase("mysql");
-    const handle = openDatabase({ url: database.url, poolSize: 2, connectTimeoutMs: 3000 });
+    const handle = openDatabase({
+      url: database.url,
+      poolSize: 2,
+      connectTimeoutMs: 3000,
+      limits: defaultDatabaseLimits(),
+    });
     try {
       const id = uuidv7();
       const started = (n: number) =>

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 let database: TestDatabase;
 let port: OnePortServer;
@@ -14,7 +15,8 @@ let port: OnePortServer;
 beforeAll(async () => {
   database = await createTestDatabase();
   const clock = new FakeClock(new Date("2026-05-01T10:00:00Z"));
-  const app = await buildServer({
+  const app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     pool: database.pool,
     clock,

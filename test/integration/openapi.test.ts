@@ -14,7 +14,7 @@ import type { TestService } from "../support/service.js";
 
 /**
  * Every route the app registers, captured by an onRoute hook added to each
- * Fastify instance as it is made (buildServer makes one and calls ready()
+ * Fastify instance as it is made (buildApp makes one and calls ready()
  * before returning it, so a hook added afterwards would see nothing).
  */
 const registered = vi.hoisted(() => [] as { method: string; url: string }[]);

@@ -4,6 +4,7 @@ import { ReplicaReads } from "../../src/db/read-routing.js";
 import { findSessionPage } from "../../src/db/session-page.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz, insertSessions } from "../support/fixtures.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 
 /**
  * DATABASE_READ_URL's routing on one server (the replica here is the same
@@ -31,7 +32,12 @@ describe.skipIf(testStore() === "sqlite")("reads routed to a replica", () => {
     findSessionPage(db, { userId: user, quizId, status: undefined, take: 21, after: undefined });
 
   it("runs a read on the replica once it has the primary's position", async () => {
-    const replica = openDatabase({ url: database.url, poolSize: 2, connectTimeoutMs: 2000 });
+    const replica = openDatabase({
+      url: database.url,
+      poolSize: 2,
+      connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
+    });
     try {
       const reads = new ReplicaReads(database.db, replica.db);
       expect(await reads.check()).toBe(true);
@@ -46,7 +52,12 @@ describe.skipIf(testStore() === "sqlite")("reads routed to a replica", () => {
   it("reads the primary while the replica does not answer, and starts anyway", async () => {
     const url = new URL(database.url);
     url.port = "1"; // nothing listens there
-    const replica = openDatabase({ url: url.toString(), poolSize: 2, connectTimeoutMs: 500 });
+    const replica = openDatabase({
+      url: url.toString(),
+      poolSize: 2,
+      connectTimeoutMs: 500,
+      limits: defaultDatabaseLimits(),
+    });
     try {
       const reads = new ReplicaReads(database.db, replica.db);
       expect(await reads.check()).toBe(false);

@@ -7,6 +7,7 @@ import { sql } from "kysely";
 import { afterAll, expect, it } from "vitest";
 import { dropDatabase, openDatabase } from "../../src/db/connect.js";
 import { newTestDatabaseUrl, testStore } from "../support/database.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const tsx = pathToFileURL(join(repo, "node_modules/tsx/dist/loader.mjs")).href;
@@ -41,7 +42,12 @@ function seed(cwd: string, url: string | undefined, extra: NodeJS.ProcessEnv = {
 }
 
 async function contentCounts(url: string) {
-  const { db, close } = openDatabase({ url, poolSize: 1, connectTimeoutMs: 3000 });
+  const { db, close } = openDatabase({
+    url,
+    poolSize: 1,
+    connectTimeoutMs: 3000,
+    limits: defaultDatabaseLimits(),
+  });
   try {
     const count = async (table: string) =>
       Number(

@@ -33,15 +33,17 @@ import {
 } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
+import { admissionConfig } from "../../src/config.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { H2_CODE_NAMES } from "../../src/edge/call.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
 import { MAX_BODY_BYTES } from "../../src/limits.js";
 import { Admission, type Release } from "../../src/ops/admission.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuestion, insertQuiz } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 // The same unary calls (gRPC, Connect JSON, Connect binary), byte for byte,
 // through our own paths (gRPC on HTTP/2's stream API, rpc/grpc-streams.ts;
@@ -78,14 +80,13 @@ let plain: Side;
 
 async function side(rpcShortPath: boolean): Promise<Side> {
   const admission = new Admission({
-    maxInFlight: SLOTS,
+    ...admissionConfig({}, SLOTS),
     maxQueued: SLOTS,
     maxQueuedPerUser: 2 * SLOTS,
-    targetMs: 5,
-    intervalMs: 100,
   });
   const served: string[] = [];
-  const app = await buildServer({
+  const app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     pool: database.pool,
     onShortPathServed: (by) => served.push(by),

@@ -11,10 +11,11 @@ import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
 import { FakeClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings, defaultDatabaseLimits } from "../support/settings.js";
 
 /** A second connection to the same file, as another process would hold it. */
 type Raw = { exec(sql: string): void; close(): void };
@@ -34,10 +35,12 @@ beforeAll(async () => {
     url: `sqlite:${join(dir, "db.sqlite")}`,
     poolSize: 1,
     connectTimeoutMs: 1000,
+    limits: defaultDatabaseLimits(),
   });
   await migrateToLatest(database.db);
   quiz = await insertQuiz(database.db);
-  const app = await buildServer({
+  const app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     clock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, clock),

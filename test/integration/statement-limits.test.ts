@@ -27,7 +27,7 @@ async function pool(requestTimeoutMs: number): Promise<DatabaseHandle> {
     url: database.url,
     poolSize: 1,
     connectTimeoutMs: 3000,
-    ...databaseLimits({ requestTimeoutMs }),
+    limits: databaseLimits({ requestTimeoutMs }),
   });
   handles.push(handle);
   return handle;

@@ -11,11 +11,12 @@ import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import { systemClock } from "../../src/domain/clock.js";
 import { type OnePortServer, servePort } from "../../src/edge/one-port.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { createGrpcClient } from "../support/grpc-client.js";
 import { TEST_SECRET } from "../support/service.js";
+import { defaultAppSettings } from "../support/settings.js";
 
 /** A self-signed certificate for localhost and 127.0.0.1 (test only, valid to 2036). */
 const TLS = { certFile: "test/fixtures/tls/cert.pem", keyFile: "test/fixtures/tls/key.pem" };
@@ -31,7 +32,8 @@ const auth = async () => `Bearer ${await signToken(TEST_SECRET, "tls-user")}`;
 beforeAll(async () => {
   database = await createTestDatabase();
   quiz = await insertQuiz(database.db);
-  const app = await buildServer({
+  const app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     clock: systemClock,
     authenticator: createAuthenticator({ secret: TEST_SECRET }, systemClock),

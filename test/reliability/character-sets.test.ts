@@ -16,6 +16,7 @@ import {
 } from "../support/nats.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { startServiceOn } from "../support/service-start.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { startThrowawayServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
 
@@ -216,7 +217,12 @@ describe.skipIf(testStore() !== "mysql")("a session whose character set does not
   it("is refused: the connection is not used, and the reason names the setting", async () => {
     // A database that exists: the connection itself is what is refused.
     const existing = new URL("/mysql", url).toString();
-    const handle = openDatabase({ url: existing, poolSize: 1, connectTimeoutMs: 2000 });
+    const handle = openDatabase({
+      url: existing,
+      poolSize: 1,
+      connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
+    });
     try {
       const failed = await handle.db
         .selectNoFrom((eb) => eb.val(1).as("one"))

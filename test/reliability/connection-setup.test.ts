@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { testStore } from "../support/database.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 import { proxyToTestServer, type TcpProxy } from "../support/tcp-proxy.js";
 
 // A new connection is readied (sql_mode, limits, Galera or not) in a few
@@ -20,7 +21,12 @@ describe.skipIf(testStore() !== "mysql")("a new connection's set-up", () => {
 
   beforeAll(async () => {
     ({ proxy, url } = await proxyToTestServer());
-    handle = openDatabase({ url, poolSize: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS });
+    handle = openDatabase({
+      url,
+      poolSize: 1,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      limits: defaultDatabaseLimits(),
+    });
   });
 
   afterAll(async () => {
@@ -45,7 +51,12 @@ describe.skipIf(testStore() !== "mysql")("a new connection's set-up", () => {
 
   it("serves on a link slow within the limit", async () => {
     await handle.close();
-    handle = openDatabase({ url, poolSize: 1, connectTimeoutMs: CONNECT_TIMEOUT_MS });
+    handle = openDatabase({
+      url,
+      poolSize: 1,
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      limits: defaultDatabaseLimits(),
+    });
     // About 100 ms a statement: the set-up in some 600 ms.
     proxy.slowOn(FIRST_SETUP_STATEMENT, 50);
     const { rows } = await sql<{ one: number }>`SELECT 1 AS one`.execute(handle.db);

@@ -3,6 +3,7 @@ import { createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
+import { statementLimits } from "../../src/edge/call-limits.js";
 import { testServerUrl, testStore } from "../support/database.js";
 import { proxyToTestServer, type TcpProxy } from "../support/tcp-proxy.js";
 
@@ -26,7 +27,7 @@ describe.skipIf(testStore() !== "mysql")(
         url,
         poolSize: 1,
         connectTimeoutMs: 2000,
-        queryTimeoutMs: 4000,
+        limits: statementLimits(4000),
       });
       // The pool's connection, ready before its link slows.
       await sql`SELECT 1`.execute(handle.db);

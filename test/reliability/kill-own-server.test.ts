@@ -4,6 +4,7 @@ import { type Connection, createConnection } from "mysql2/promise";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withSignal } from "../../src/db/cancel.js";
 import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
+import { statementLimits } from "../../src/edge/call-limits.js";
 import { testServerUrl, testStore } from "../support/database.js";
 import { RoundRobinProxy } from "../support/round-robin-proxy.js";
 import { startTwinServers, throwawayUnavailable } from "../support/throwaway-mariadb.js";
@@ -61,7 +62,7 @@ describe.skipIf(unavailable !== undefined)("a KILL reaches only its own server",
       url: `mysql://root@127.0.0.1:${proxy.port}/killtest`,
       poolSize: POOL,
       connectTimeoutMs: 2000,
-      queryTimeoutMs: 2500,
+      limits: statementLimits(2500),
     });
     // Every pool connection open at once: they alternate between the servers.
     const held = await Promise.all(
@@ -189,7 +190,7 @@ async function poolOnSecondServer() {
     url: `mysql://root@127.0.0.1:${routed.port}/killtest`,
     poolSize: 1,
     connectTimeoutMs: 2000,
-    queryTimeoutMs: 2000,
+    limits: statementLimits(2000),
   });
   return { routed, alone };
 }

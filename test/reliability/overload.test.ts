@@ -4,8 +4,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ListSessionsRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
-import { Admission, admissionLimits } from "../../src/ops/admission.js";
+import { admissionConfig } from "../../src/config.js";
+import { Admission } from "../../src/ops/admission.js";
 import { testStore } from "../support/database.js";
 import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
 import { endStatus, grpcFrame, grpcRequest, h2Connect } from "../support/h2-raw.js";
@@ -72,7 +72,7 @@ async function until(done: () => boolean, ms = 3000) {
 /** Admission for one call at a time and `maxQueued` waiters; the queue never stands within a test (a full one refuses the newcomer). */
 const oneSlot = (maxQueued = 1) =>
   new Admission({
-    ...admissionLimits(1, defaultMaxQueuedPerUser(1)),
+    ...admissionConfig({}, 1),
     maxQueued,
     intervalMs: 600_000,
   });

@@ -4,6 +4,7 @@ import { type DatabaseHandle, openDatabase } from "../../src/db/connect.js";
 import { createTestDatabase, type TestDatabase, testStore } from "../support/database.js";
 import { insertQuiz } from "../support/fixtures.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { defaultDatabaseLimits } from "../support/settings.js";
 
 // Several statements in one request are a stacked query waiting for caller text: only the
 // connections that carry an answer's writes (answer-writes.ts) take them; every other
@@ -21,7 +22,12 @@ describe.skipIf(testStore() !== "mysql")("a stacked statement", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     await insertQuiz(database.db, { questions: 2 });
-    handle = openDatabase({ url: database.url, poolSize: 2, connectTimeoutMs: 2000 });
+    handle = openDatabase({
+      url: database.url,
+      poolSize: 2,
+      connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
+    });
   });
 
   afterAll(async () => {

@@ -9,6 +9,7 @@ import {
 } from "../../src/db/connect.js";
 import type { Db } from "../../src/db/database.js";
 import { migrateToLatest } from "../../src/db/migrate.js";
+import { defaultDatabaseLimits } from "./settings.js";
 
 /** The server the tests make their MySQL databases on: TEST_DATABASE_URL, or local root. */
 export function testServerUrl(): string {
@@ -57,7 +58,12 @@ export function newTestDatabaseUrl(store: Store = testStore()): string {
 export async function createEmptyTestDatabase(store: Store = testStore()): Promise<TestDatabase> {
   const url = newTestDatabaseUrl(store);
   await createDatabaseIfMissing(url);
-  const handle = openDatabase({ url, poolSize: 10, connectTimeoutMs: 3000 });
+  const handle = openDatabase({
+    url,
+    poolSize: 10,
+    connectTimeoutMs: 3000,
+    limits: defaultDatabaseLimits(),
+  });
   return {
     url,
     store,

@@ -12,9 +12,11 @@ import { FakeClock } from "../../src/domain/clock.js";
 import { REQUEST_TIMEOUT_MS } from "../../src/limits.js";
 import { Admission } from "../../src/ops/admission.js";
 import { practiceRpc } from "../../src/rpc/practice-routes.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
+import { detachedCalls } from "./detached-call.js";
 import { RACE_ADMISSION, TEST_SECRET } from "./service.js";
+import { defaultAppSettings } from "./settings.js";
 
 /**
  * The service without a socket: the use cases, the Connect routes through
@@ -56,7 +58,8 @@ export async function startInProcessService(): Promise<InProcessService> {
   const clock = new FakeClock(new Date());
   const authenticator = createAuthenticator({ secret: TEST_SECRET }, clock);
   const sessions = new PracticeSessions(database.db, clock);
-  const app = await buildServer({
+  const app = await buildApp({
+    ...defaultAppSettings(),
     db: database.db,
     // Use-case tests race dozens of calls: admit them all (admission has its own tests).
     admission: new Admission(RACE_ADMISSION),
@@ -68,10 +71,12 @@ export async function startInProcessService(): Promise<InProcessService> {
     sessions,
     quizzes: new Quizzes(database.db, undefined, clock),
     authenticator,
-    requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    admission: new Admission(RACE_ADMISSION),
   });
-  const transport = createRouterTransport(routes, { router: { interceptors } });
+  // The edge's call, as the service makes it: first, so every interceptor sees it.
+  const calls = detachedCalls(new Admission(RACE_ADMISSION), REQUEST_TIMEOUT_MS);
+  const transport = createRouterTransport(routes, {
+    router: { interceptors: [calls, ...interceptors] },
+  });
   const rpc = createClient(PracticeSessionService, transport);
   const quizRpc = createClient(QuizService, transport);
   const token = (sub: string) => signToken(TEST_SECRET, sub, { now: clock.now() });

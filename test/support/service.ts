@@ -7,19 +7,21 @@ import { QuizService } from "../../gen/practice/v1/quiz_service_pb.js";
 import { createAuthenticator } from "../../src/auth/authenticator.js";
 import { signToken } from "../../src/auth/tokens.js";
 import type { JwtConfig, TrustProxy } from "../../src/config.js";
-import { defaultMaxQueuedPerUser } from "../../src/config.js";
+import { admissionConfig } from "../../src/config.js";
 import { openDatabase } from "../../src/db/connect.js";
 import { FakeClock } from "../../src/domain/clock.js";
+import { statementLimits } from "../../src/edge/call-limits.js";
 import { metricsListener } from "../../src/edge/metrics-listener.js";
 import { type OnePortOptions, servePort } from "../../src/edge/one-port.js";
-import { type Admission, admissionLimits } from "../../src/ops/admission.js";
+import type { Admission } from "../../src/ops/admission.js";
 import { HealthMonitor } from "../../src/ops/health.js";
 import { Metrics } from "../../src/ops/metrics.js";
 import type { StreamLimits } from "../../src/rpc/stream-limits.js";
-import { buildServer } from "../../src/server.js";
+import { buildApp } from "../../src/server.js";
 import type { PracticePageFiles } from "../../src/web/practice-page.js";
 import { createTestDatabase, type TestDatabase } from "./database.js";
 import { createGrpcClient } from "./grpc-client.js";
+import { defaultAppSettings, defaultDatabaseLimits } from "./settings.js";
 import { TcpProxy } from "./tcp-proxy.js";
 
 export const TEST_SECRET = "test-secret-test-secret-test-secret-0123";
@@ -62,7 +64,7 @@ export interface TestService {
  * 10, with no bound on one caller's waiting calls (races are one user's).
  */
 export const RACE_ADMISSION = {
-  ...admissionLimits(10, defaultMaxQueuedPerUser(10)),
+  ...admissionConfig({}, 10),
   maxQueuedPerUser: 1000,
 };
 
@@ -116,7 +118,10 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       url: url.toString(),
       poolSize: options.poolSize ?? 5,
       connectTimeoutMs: 1000,
-      queryTimeoutMs: options.queryTimeoutMs,
+      limits:
+        options.queryTimeoutMs === undefined
+          ? defaultDatabaseLimits()
+          : statementLimits(options.queryTimeoutMs),
     });
     db = handle.db;
     pool = handle.pool;
@@ -126,7 +131,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const clock = new FakeClock(new Date());
   const health = new HealthMonitor(db, { probe });
   const metrics = new Metrics(pool);
-  const app = await buildServer({
+  const defaults = defaultAppSettings();
+  const app = await buildApp({
+    ...defaults,
     metrics,
     db,
     pool,
@@ -136,11 +143,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       hint: options.tokenHint,
     }),
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
-    requestTimeoutMs: options.requestTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? defaults.requestTimeoutMs,
     corsOrigins: options.corsOrigins,
     trustProxy: options.trustProxy,
     streamLimits: options.streamLimits,
-    admission: options.admission,
+    admission: options.admission ?? defaults.admission,
     practicePage: options.practicePage,
   });
   const port = servePort(app, { maxConnections: options.maxConnections, edge: options.edge });

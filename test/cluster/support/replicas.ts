@@ -11,7 +11,8 @@ import { ReplicaReads } from "../../../src/db/read-routing.js";
 import { systemClock } from "../../../src/domain/clock.js";
 import { servePort } from "../../../src/edge/one-port.js";
 import { HealthMonitor } from "../../../src/ops/health.js";
-import { buildServer } from "../../../src/server.js";
+import { buildApp } from "../../../src/server.js";
+import { defaultAppSettings, defaultDatabaseLimits } from "../../support/settings.js";
 
 const SECRET = "cluster-test-secret-cluster-test-secret";
 
@@ -66,7 +67,12 @@ export async function startReplicas(
   const database = `practice_cluster_${randomBytes(5).toString("hex")}`;
   const first = withDatabase(firstNode, database);
   await createDatabaseIfMissing(first);
-  const setup = openDatabase({ url: first, poolSize: 2, connectTimeoutMs: 3000 });
+  const setup = openDatabase({
+    url: first,
+    poolSize: 2,
+    connectTimeoutMs: 3000,
+    limits: defaultDatabaseLimits(),
+  });
   await migrateToLatest(setup.db);
   if (options.readUrl) {
     // The replica account may only read this database; the grant replicates.
@@ -83,6 +89,7 @@ export async function startReplicas(
       url: replicaRoot.toString(),
       poolSize: 1,
       connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
     });
     try {
       await sql`SELECT MASTER_GTID_WAIT(${rows[0]?.p ?? ""}, 30)`.execute(replica.db);
@@ -108,6 +115,7 @@ export async function startReplicas(
       url: withDatabase(node, database),
       poolSize: options.poolSize ?? 8,
       connectTimeoutMs: 2000,
+      limits: defaultDatabaseLimits(),
     });
     let reads: ReplicaReads | undefined;
     let closeReads = async () => {};
@@ -116,6 +124,7 @@ export async function startReplicas(
         url: withDatabase(options.readUrl, database),
         poolSize: options.poolSize ?? 8,
         connectTimeoutMs: 2000,
+        limits: defaultDatabaseLimits(),
       });
       reads = new ReplicaReads(handle.db, read.db);
       // What main.ts does at start-up: both ends must speak MariaDB's GTIDs.
@@ -124,7 +133,8 @@ export async function startReplicas(
     }
     // As main.ts does: probes on a connection of their own.
     const health = new HealthMonitor(handle.db, { probe: handle.probe });
-    const app = await buildServer({
+    const app = await buildApp({
+      ...defaultAppSettings(),
       db: handle.db,
       pool: handle.pool,
       health,
