@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientProcess } from "../support/client-process.js";
 import { manifestMemoryLimit } from "../support/container.js";
-import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { insertLargestQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
 import { listVia, reportFigures } from "../support/reliability.js";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.js";
@@ -24,13 +24,7 @@ describe("memory through floods and after", () => {
   const limit = manifestMemoryLimit();
   beforeAll(async () => {
     svc = await startServiceProcess({ asInContainer: true });
-    // The largest answer: 100 questions of 2,800 characters (about 282 KB).
-    quiz = await insertQuiz(svc.db, { questions: 100 });
-    await svc.db
-      .updateTable("questions")
-      .set({ prompt: "p".repeat(2800) })
-      .where("quiz_id", "=", quiz.quizId)
-      .execute();
+    quiz = await insertLargestQuiz(svc.db);
   });
   afterAll(async () => {
     await svc?.close();

@@ -1,7 +1,7 @@
 import { Agent, request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientProcess } from "../support/client-process.js";
-import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { insertLargestQuiz, type QuizFixture } from "../support/fixtures.js";
 import { percentile, reportFigures, tally } from "../support/reliability.js";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.js";
 
@@ -16,13 +16,7 @@ describe("HTTP/1.1 clients that pipeline requests and never read the answers", (
   let quiz: QuizFixture;
   beforeAll(async () => {
     svc = await startServiceProcess({ asInContainer: true });
-    // The largest answer: GetQuiz of 100 questions of 2,800 characters (about 282 KB).
-    quiz = await insertQuiz(svc.db, { questions: 100 });
-    await svc.db
-      .updateTable("questions")
-      .set({ prompt: "p".repeat(2800) })
-      .where("quiz_id", "=", quiz.quizId)
-      .execute();
+    quiz = await insertLargestQuiz(svc.db);
   });
   afterAll(async () => {
     await svc?.close();

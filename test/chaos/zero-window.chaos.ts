@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { insertLargestQuiz, type QuizFixture } from "../support/fixtures.js";
 import { listVia, type Outcome, percentile, reportFigures, tally } from "../support/reliability.js";
 import { type ServiceProcess, startServiceProcess } from "../support/service-process.js";
 
@@ -41,13 +41,7 @@ describe("clients that never read their answers", () => {
   let quiz: QuizFixture;
   beforeAll(async () => {
     svc = await startServiceProcess();
-    // The largest answer: GetQuiz of a quiz of 100 questions of 2,800 characters (about 282 KB).
-    quiz = await insertQuiz(svc.db, { questions: 100 });
-    await svc.db
-      .updateTable("questions")
-      .set({ prompt: "p".repeat(2800) })
-      .where("quiz_id", "=", quiz.quizId)
-      .execute();
+    quiz = await insertLargestQuiz(svc.db);
   });
   afterAll(async () => {
     await svc?.close();

@@ -2,7 +2,7 @@ import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { edgeConfig } from "../../src/config.js";
 import { Admission } from "../../src/ops/admission.js";
-import { insertQuiz, type QuizFixture } from "../support/fixtures.js";
+import { insertLargestQuiz, type QuizFixture } from "../support/fixtures.js";
 import { sleep } from "../support/load.js";
 import { reportFigures } from "../support/reliability.js";
 import { RACE_ADMISSION, startTestService, type TestService } from "../support/service.js";
@@ -22,13 +22,7 @@ beforeAll(async () => {
     admission,
     edge: { ...edgeConfig({}), writeStallMs: WRITE_STALL_MS },
   });
-  // GetQuiz of 100 questions of 2,800 characters: about 282 KB an answer.
-  quiz = await insertQuiz(svc.db, { questions: 100 });
-  await svc.db
-    .updateTable("questions")
-    .set({ prompt: "p".repeat(2800) })
-    .where("quiz_id", "=", quiz.quizId)
-    .execute();
+  quiz = await insertLargestQuiz(svc.db);
 });
 afterAll(async () => {
   await svc?.close();

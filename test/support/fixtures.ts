@@ -39,6 +39,20 @@ export async function insertQuiz(db: Db, options: QuizOptions = {}): Promise<Qui
   return { studyGuideId, quizId, questionIds };
 }
 
+/**
+ * The quiz with the largest answer the service gives: GetQuiz of 100
+ * questions of 2,800 characters, about 282 KB.
+ */
+export async function insertLargestQuiz(db: Db): Promise<QuizFixture> {
+  const quiz = await insertQuiz(db, { questions: 100 });
+  await db
+    .updateTable("questions")
+    .set({ prompt: "p".repeat(2800) })
+    .where("quiz_id", "=", quiz.quizId)
+    .execute();
+  return quiz;
+}
+
 export async function insertQuestion(db: Db, quizId: string, position: number): Promise<string> {
   const row = await db
     .insertInto("questions")
