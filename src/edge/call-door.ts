@@ -87,9 +87,14 @@ export async function enterCall(
   started(call);
   // An HTTP/1.1 caller whose FIN came with its request (a connection that
   // waited in the listen queue past its client) is seen as gone once this
-  // poll's reads are done: nothing is verified, read or run for it. (An
-  // HTTP/2 stream reset with its request is closed before it is handed over.)
-  if (arrival.answering instanceof ServerResponse) await afterPendingReads();
+  // poll's reads are done: nothing is verified, read or run for it. HTTP/2
+  // calls pay no such turn here; a reset behind theirs is looked for before
+  // admission (Call.admit), as every call's is.
+  if (arrival.answering instanceof ServerResponse) {
+    const whole = arrival.complete();
+    await afterPendingReads();
+    if (whole) call.readsSeen();
+  }
   if (callerGone(arrival.answering)) {
     return { call, userId: undefined, callerKey: "", through: false, left: true };
   }
@@ -104,8 +109,8 @@ export async function enterCall(
     callerKey = `address:${arrival.ip()}`;
   }
   const entered = { call, userId, callerKey, through: false, left: false };
-  // Gone already (its FIN came with its request, read by now): nothing more
-  // is read or done for it; its call is counted as its answer closes.
+  // Gone while its token was verified: nothing more is read or done for it;
+  // its call is counted as its answer closes.
   if (callerGone(arrival.answering)) return { ...entered, left: true };
   refusal ??= admission.refusalBeforeRead(callerKey);
   if (refusal === undefined) {

@@ -34,6 +34,12 @@ export interface Call {
   admit<T>(slot: { kind: string; key: string }, work: () => Promise<T>): Promise<T>;
 }
 
+/** A call as the door holds it. */
+export interface StartedCall extends Call {
+  /** The reads behind its whole request have been handled: admission need not wait for them. */
+  readsSeen(): void;
+}
+
 /** What a call answers on: an HTTP/1.1 or compat HTTP/2 response, or an HTTP/2 stream. */
 export type Answering = ServerResponse | Http2ServerResponse | ServerHttp2Stream;
 
@@ -73,7 +79,7 @@ export function startCall(
   timeoutMs: number,
   admission: Admission,
   onDeadline: () => void,
-): Call {
+): StartedCall {
   const controller = new AbortController();
   const deadline = performance.now() + timeoutMs;
   const timer = setTimeout(
@@ -91,6 +97,8 @@ export function startCall(
     if (controller.signal.aborted) return;
     controller.abort(res.writableEnded ? ANSWERED : clientLeft(res));
   });
+  // Whether what was read with the whole request has been handled already.
+  let readsSeen = false;
   return {
     signal: controller.signal,
     remainingMs,
@@ -98,8 +106,11 @@ export function startCall(
       clearTimeout(timer);
       if (!controller.signal.aborted) controller.abort(ANSWERED);
     },
+    readsSeen() {
+      readsSeen = true;
+    },
     async admit(slot, work) {
-      await afterPendingReads();
+      if (!readsSeen) await afterPendingReads();
       if (!controller.signal.aborted && callerGone(res)) controller.abort(clientLeft(res));
       const signal = controller.signal;
       return admission.run({ ...slot, signal, room: () => roomForAnswer(res) }, work);
