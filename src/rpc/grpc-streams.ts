@@ -16,10 +16,10 @@ import { type RequestLog, requestId } from "../ops/request-log.js";
 import { endServerSpan, routeTrace, startServerSpan } from "../ops/trace-requests.js";
 import { userIdKey } from "./auth-interceptor.js";
 import { callKey } from "./call-interceptor.js";
-import { RequestHeaders } from "./lazy-headers.js";
+import { nodeHeaders, RequestHeaders } from "./lazy-headers.js";
 import { callOutcomeKey } from "./outcome-interceptor.js";
 import { readUpTo } from "./read-body.js";
-import { type Call, callUrl, nodeHeaders, type Reply, type ServedBy } from "./short-path-call.js";
+import { type Call, callUrl, type Reply, type ServedBy } from "./short-path-call.js";
 import { connectionKey } from "./stream-limits.js";
 import { type UnaryMethod, unaryMethods } from "./unary-methods.js";
 

@@ -120,14 +120,22 @@ export class AnswerHeaders extends LazyHeaders {
 
   /** As Node takes them: repeated names (set-cookie) as arrays. */
   toNode(): Readonly<Record<string, string | string[]>> {
-    if (this.untouched) return this.initial;
-    const out: Record<string, string | string[]> = Object.create(null);
-    this.forEach((value, key) => {
-      const existing = out[key];
-      if (existing === undefined) out[key] = value;
-      else if (Array.isArray(existing)) existing.push(value);
-      else out[key] = [existing, value];
-    });
-    return out;
+    return this.untouched ? this.initial : nodeRecord(this);
   }
+}
+
+/** Headers as connect-node hands them to Node: repeated names (set-cookie) as arrays. */
+export function nodeHeaders(headers: Headers): Readonly<Record<string, string | string[]>> {
+  return headers instanceof AnswerHeaders ? headers.toNode() : nodeRecord(headers);
+}
+
+function nodeRecord(headers: Headers): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  headers.forEach((value, key) => {
+    const existing = out[key];
+    if (existing === undefined) out[key] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else out[key] = [existing, value];
+  });
+  return out;
 }

@@ -209,16 +209,3 @@ export function header(headers: IncomingHttpHeaders, name: string): string | nul
   const value = headers[name];
   return typeof value === "string" ? value : null;
 }
-
-/** Headers as connect-node hands them to Node: repeated names (set-cookie) as arrays. */
-export function nodeHeaders(headers: Headers): Readonly<Record<string, string | string[]>> {
-  if (headers instanceof AnswerHeaders) return headers.toNode();
-  const out: Record<string, string | string[]> = Object.create(null);
-  headers.forEach((value, key) => {
-    const existing = out[key];
-    if (existing === undefined) out[key] = value;
-    else if (Array.isArray(existing)) existing.push(value);
-    else out[key] = [existing, value];
-  });
-  return out;
-}

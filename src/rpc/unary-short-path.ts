@@ -21,8 +21,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { App } from "../app-server.js";
 import type { Call as EdgeCall } from "../edge/call.js";
 import { recordOutcome } from "../ops/outcome.js";
+import { nodeHeaders } from "./lazy-headers.js";
 import { readUpTo } from "./read-body.js";
-import { type Call, callUrl, nodeHeaders, type Options, type ServedBy } from "./short-path-call.js";
+import { type Call, callUrl, type Options, type ServedBy } from "./short-path-call.js";
 import { type UnaryMethod, unaryMethods } from "./unary-methods.js";
 
 type ConstraintStrategy = Parameters<App["addConstraintStrategy"]>[0];
