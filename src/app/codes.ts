@@ -1,4 +1,5 @@
 import { Code } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { HEADER_RETRY_AFTER } from "./headers.js";
 
 /**
@@ -38,11 +39,11 @@ export interface CodeMeaning {
 /** Seconds a caller refused for load (`unavailable`, `resource_exhausted`) is told to wait. */
 export const RETRY_AFTER_SECONDS = 1;
 
-const row = (
+const meaning = (
   name: string,
+  grpcStatus: number,
   httpStatus: number,
   title: string,
-  grpcStatus: number,
   fault: Fault,
   options: { retry?: boolean; errorSpan?: boolean } = {},
 ): CodeMeaning => ({
@@ -55,79 +56,54 @@ const row = (
   serverFault: options.errorSpan === true,
 });
 
+/** A code's row: its name is Connect's for it, its gRPC number the enum's value. */
+const row = (
+  code: Code,
+  httpStatus: number,
+  title: string,
+  fault: Fault,
+  options?: { retry?: boolean; errorSpan?: boolean },
+): CodeMeaning => meaning(codeToString(code), code, httpStatus, title, fault, options);
+
 /** Every Connect code; a code's gRPC number is the enum's value. */
 const MEANINGS: Readonly<Record<Code, CodeMeaning>> = {
-  [Code.Canceled]: row("canceled", 499, "Client Closed Request", Code.Canceled, "caller"),
-  [Code.Unknown]: row("unknown", 500, "Internal Server Error", Code.Unknown, "ours", {
+  [Code.Canceled]: row(Code.Canceled, 499, "Client Closed Request", "caller"),
+  [Code.Unknown]: row(Code.Unknown, 500, "Internal Server Error", "ours", {
     errorSpan: true,
   }),
-  [Code.InvalidArgument]: row(
-    "invalid_argument",
-    400,
-    "Bad Request",
-    Code.InvalidArgument,
-    "caller",
-  ),
-  [Code.DeadlineExceeded]: row(
-    "deadline_exceeded",
-    504,
-    "Gateway Timeout",
-    Code.DeadlineExceeded,
-    "load",
-    { errorSpan: true },
-  ),
-  [Code.NotFound]: row("not_found", 404, "Not Found", Code.NotFound, "caller"),
-  [Code.AlreadyExists]: row("already_exists", 409, "Conflict", Code.AlreadyExists, "caller"),
-  [Code.PermissionDenied]: row(
-    "permission_denied",
-    403,
-    "Forbidden",
-    Code.PermissionDenied,
-    "caller",
-  ),
-  [Code.ResourceExhausted]: row(
-    "resource_exhausted",
-    429,
-    "Too Many Requests",
-    Code.ResourceExhausted,
-    "load",
-    { retry: true },
-  ),
-  [Code.FailedPrecondition]: row(
-    "failed_precondition",
-    400,
-    "Bad Request",
-    Code.FailedPrecondition,
-    "caller",
-  ),
-  [Code.Aborted]: row("aborted", 409, "Conflict", Code.Aborted, "caller"),
-  [Code.OutOfRange]: row("out_of_range", 400, "Bad Request", Code.OutOfRange, "caller"),
+  [Code.InvalidArgument]: row(Code.InvalidArgument, 400, "Bad Request", "caller"),
+  [Code.DeadlineExceeded]: row(Code.DeadlineExceeded, 504, "Gateway Timeout", "load", {
+    errorSpan: true,
+  }),
+  [Code.NotFound]: row(Code.NotFound, 404, "Not Found", "caller"),
+  [Code.AlreadyExists]: row(Code.AlreadyExists, 409, "Conflict", "caller"),
+  [Code.PermissionDenied]: row(Code.PermissionDenied, 403, "Forbidden", "caller"),
+  [Code.ResourceExhausted]: row(Code.ResourceExhausted, 429, "Too Many Requests", "load", {
+    retry: true,
+  }),
+  [Code.FailedPrecondition]: row(Code.FailedPrecondition, 400, "Bad Request", "caller"),
+  [Code.Aborted]: row(Code.Aborted, 409, "Conflict", "caller"),
+  [Code.OutOfRange]: row(Code.OutOfRange, 400, "Bad Request", "caller"),
   // The caller asked for what the service does not offer (a method, a compression): its
   // doing, so a flood of them buys no log line each; still an error span, as gRPC's list says.
-  [Code.Unimplemented]: row("unimplemented", 501, "Not Implemented", Code.Unimplemented, "caller", {
+  [Code.Unimplemented]: row(Code.Unimplemented, 501, "Not Implemented", "caller", {
     errorSpan: true,
   }),
-  [Code.Internal]: row("internal", 500, "Internal Server Error", Code.Internal, "ours", {
+  [Code.Internal]: row(Code.Internal, 500, "Internal Server Error", "ours", {
     errorSpan: true,
   }),
-  [Code.Unavailable]: row("unavailable", 503, "Service Unavailable", Code.Unavailable, "load", {
+  [Code.Unavailable]: row(Code.Unavailable, 503, "Service Unavailable", "load", {
     retry: true,
     errorSpan: true,
   }),
-  [Code.DataLoss]: row("data_loss", 500, "Internal Server Error", Code.DataLoss, "ours", {
+  [Code.DataLoss]: row(Code.DataLoss, 500, "Internal Server Error", "ours", {
     errorSpan: true,
   }),
-  [Code.Unauthenticated]: row(
-    "unauthenticated",
-    401,
-    "Unauthorized",
-    Code.Unauthenticated,
-    "caller",
-  ),
+  [Code.Unauthenticated]: row(Code.Unauthenticated, 401, "Unauthorized", "caller"),
 };
 
 /** Success: a call answered with its result. */
-export const OK: CodeMeaning = row("ok", 200, "OK", 0, "none");
+export const OK: CodeMeaning = meaning("ok", 0, 200, "OK", "none");
 
 /** Every code's meaning, success first. */
 export const CODE_MEANINGS: readonly CodeMeaning[] = [OK, ...Object.values(MEANINGS)];
