@@ -341,18 +341,6 @@ describe("Admission", () => {
     expect(admission.inFlight).toBe(0);
   });
 
-  it("queues 1,000, targets 5 ms over 100 ms intervals, not adaptive, by default", () => {
-    expect(admissionConfig({}, 10)).toEqual({
-      maxInFlight: 10,
-      maxQueued: 1000,
-      maxQueuedPerUser: 20,
-      targetMs: 5,
-      intervalMs: 100,
-      standingWaitMs: 2000,
-      adaptive: false,
-    });
-  });
-
   it("adaptive: runs fewer at once (not under 3) while calls take over twice their usual time", async () => {
     const { admission, calls, window } = adaptiveAt(() => 1); // the event loop always busy
     // Lists take 1 ms and starts 10 ms, always: their usual times, no slowdown.
