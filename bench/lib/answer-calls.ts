@@ -1,7 +1,7 @@
 import { request } from "node:http";
-import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { SubmitAnswerRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
-import type { HttpList } from "./list-calls.js";
+import { type HttpList, rpcCalls } from "./list-calls.js";
 
 export const SUBMIT = "/practice.v1.PracticeSessionService/SubmitAnswer";
 
@@ -56,7 +56,6 @@ export function storedAnswer(port: number, quizId: string, token: string): Promi
 
 /** SubmitAnswer of `answer` again over REST, Connect JSON and gRPC (its encoded message). */
 export function answerCalls(answer: StoredAnswer) {
-  const message = create(SubmitAnswerRequestSchema, answer);
   const rest: HttpList = {
     method: "POST",
     path: `/sessions/${answer.sessionId}/answers`,
@@ -64,12 +63,6 @@ export function answerCalls(answer: StoredAnswer) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ question_id: answer.questionId, user_answer: answer.userAnswer }),
   };
-  const connectJson: HttpList = {
-    method: "POST",
-    path: SUBMIT,
-    expect: 200,
-    headers: { "content-type": "application/json", "connect-protocol-version": "1" },
-    body: toJsonString(SubmitAnswerRequestSchema, message),
-  };
-  return { rest, connectJson, grpcMessage: toBinary(SubmitAnswerRequestSchema, message) };
+  const message = create(SubmitAnswerRequestSchema, answer);
+  return { rest, ...rpcCalls(SUBMIT, SubmitAnswerRequestSchema, message) };
 }

@@ -1,4 +1,10 @@
-import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type MessageShape,
+  toBinary,
+  toJsonString,
+} from "@bufbuild/protobuf";
 import { ListSessionsRequestSchema } from "../../gen/practice/v1/practice_session_service_pb.js";
 
 /** The main user's history: the list's first page of 20 is what every call reads. */
@@ -24,18 +30,23 @@ export interface HttpList {
   body?: string;
 }
 
-/** ListSessions of `quizId` over REST, Connect JSON and gRPC (its encoded message). */
-export function listCalls(quizId: string) {
-  const message = create(ListSessionsRequestSchema, { quizId });
-  const rest: HttpList = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
+/** One RPC as a bench sends it: Connect JSON over HTTP/1.1, and gRPC's encoded message. */
+export function rpcCalls<D extends DescMessage>(path: string, schema: D, message: MessageShape<D>) {
   const connectJson: HttpList = {
     method: "POST",
-    path: LIST,
+    path,
     expect: 200,
     headers: { "content-type": "application/json", "connect-protocol-version": "1" },
-    body: toJsonString(ListSessionsRequestSchema, message),
+    body: toJsonString(schema, message),
   };
-  return { rest, connectJson, grpcMessage: toBinary(ListSessionsRequestSchema, message) };
+  return { connectJson, grpcMessage: toBinary(schema, message) };
+}
+
+/** ListSessions of `quizId` over REST, Connect JSON and gRPC (its encoded message). */
+export function listCalls(quizId: string) {
+  const rest: HttpList = { method: "GET", path: `/quizzes/${quizId}/sessions`, expect: 200 };
+  const message = create(ListSessionsRequestSchema, { quizId });
+  return { rest, ...rpcCalls(LIST, ListSessionsRequestSchema, message) };
 }
 
 /** The service's variables for tracing at `ratio`, exported to `endpoint`. */
