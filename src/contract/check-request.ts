@@ -7,6 +7,7 @@ import {
 import { buildPath, parsePath, pathToString } from "@bufbuild/protobuf/reflect";
 import { createValidator, Violation, violationsToProto } from "@bufbuild/protovalidate";
 import { errors, type FieldViolation, InvalidRequest } from "../app/errors.js";
+import { surelyValid } from "./surely-valid.js";
 import { notWellFormedMessage, violationMessage } from "./violation-messages.js";
 
 /** The id of the service's one rule no proto states: every string is well-formed Unicode. */
@@ -46,12 +47,12 @@ export function requestViolations<D extends DescMessage>(
   skip?: ReadonlySet<DescField>,
   names?: ReadonlyMap<DescField, string>,
 ): Violation[] {
-  const result = validator.validate(schema, message);
+  const result = surelyValid(schema, message) ? undefined : validator.validate(schema, message);
   // A rule protovalidate cannot compile or evaluate is the server's fault.
-  if (result.kind === "error") throw errors.internal(result.error);
+  if (result?.kind === "error") throw errors.internal(result.error);
   const found: Violation[] = [];
   const values = message as unknown as Record<string, unknown>;
-  for (const v of result.violations ?? []) {
+  for (const v of result?.violations ?? []) {
     const field = v.field[0];
     if (field?.kind !== "field") {
       found.push(v);
