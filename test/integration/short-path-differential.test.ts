@@ -15,7 +15,7 @@ import { ConnectError } from "@connectrpc/connect";
 import { errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   CompleteSessionRequestSchema,
   GetSessionRequestSchema,
@@ -733,26 +733,39 @@ describe("gRPC: what the stream path leaves to Fastify's path, and what it answe
 });
 
 describe("gRPC: a client that leaves", () => {
-  it("before its body has all come: no handler builds an answer", async () => {
-    short.served.length = 0;
-    const stream = short.h2.request({
-      ":method": "POST",
-      ":path": `${SESSIONS}/ListSessions`,
-      "content-type": "application/grpc",
-      te: "trailers",
-      authorization: `Bearer ${await token("alice")}`,
-    });
-    stream.on("error", () => {});
-    // An envelope announcing 256 bytes, none of which come.
-    stream.write(Buffer.from([0, 0, 0, 1, 0]));
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    // RST_STREAM CANCEL with the body unfinished (`close()` would end the body first).
-    stream.destroy();
-    await new Promise((resolve) => stream.once("close", resolve));
-    // Time for a handler to run, had one been started.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(short.served).toEqual([]);
-  });
+  it.each([
+    ["the stream path", () => short],
+    ["Connect's handler", () => plain],
+  ])(
+    "before its body has all come (%s): no handler builds an answer, none reports a failure",
+    async (_, side) => {
+      const { h2, served } = side();
+      served.length = 0;
+      const reported = vi.spyOn(console, "error").mockImplementation(() => {});
+      try {
+        const stream = h2.request({
+          ":method": "POST",
+          ":path": `${SESSIONS}/ListSessions`,
+          "content-type": "application/grpc",
+          te: "trailers",
+          authorization: `Bearer ${await token("alice")}`,
+        });
+        stream.on("error", () => {});
+        // An envelope announcing 256 bytes, none of which come.
+        stream.write(Buffer.from([0, 0, 0, 1, 0]));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        // RST_STREAM CANCEL with the body unfinished (`close()` would end the body first).
+        stream.destroy();
+        await new Promise((resolve) => stream.once("close", resolve));
+        // Time for a handler to run, had one been started.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(served).toEqual([]);
+        expect(reported.mock.calls).toEqual([]);
+      } finally {
+        reported.mockRestore();
+      }
+    },
+  );
 });
 
 describe("Connect: what JSON and HTTP/1.1 callers send", () => {
