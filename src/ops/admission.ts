@@ -146,13 +146,19 @@ export class Admission {
    * `signal` aborts while waiting.
    */
   acquire(signal?: AbortSignal, kind = "", key = ""): Promise<Release> {
+    const got = this.#acquire(signal, kind, key);
+    return got instanceof Promise ? got : Promise.resolve(got);
+  }
+
+  /** `acquire`, with a free slot's release handed back at once (no promise, no turn). */
+  #acquire(signal: AbortSignal | undefined, kind: string, key: string): Release | Promise<Release> {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const now = this.now();
     this.#load?.update(now);
     if (this.#running < this.limit && this.#queue.size === 0) {
       this.#running++;
       this.#admitted++;
-      return Promise.resolve(this.#releaser(kind, now));
+      return this.#releaser(kind, now);
     }
     this.#load?.press();
     this.#observe(now);
@@ -201,31 +207,54 @@ export class Admission {
    * late, while the slot stays taken until `work`, which has the same
    * signal, has actually stopped.
    */
-  async run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {
+  run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {
+    const got = this.#acquire(slot.signal, slot.kind ?? "", slot.key ?? "");
+    if (got instanceof Promise || slot.room?.() !== undefined) return this.#runLater(slot, got, work);
+    return this.#runIn(got, slot.signal, work);
+  }
+
+  /** `run` for a call that waited for its slot, or whose connection has no room yet. */
+  async #runLater<T>(
+    slot: Slot,
+    got: Release | Promise<Release>,
+    work: () => Promise<T>,
+  ): Promise<T> {
     const { signal } = slot;
-    let release = await this.acquire(signal, slot.kind, slot.key);
+    let release = await got;
     // No answer is computed for a connection that cannot take it: the slot goes to another call.
     for (let room = slot.room?.(); room !== undefined; room = slot.room?.()) {
       release(false);
       await untilAborted(room, signal);
       release = await this.acquire(signal, slot.kind, slot.key);
     }
-    let succeeded = false;
-    const running = (async () => {
-      try {
-        if (signal?.aborted) throw abortError(signal);
-        const result = await work();
-        succeeded = true;
-        return result;
-      } finally {
-        release(succeeded);
-      }
-    })();
-    if (signal === undefined) return running;
+    return this.#runIn(release, signal, work);
+  }
+
+  /** Runs `work` in the slot `release` gives back once it has stopped; see `run`. */
+  #runIn<T>(release: Release, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
+    try {
+      if (signal?.aborted) throw abortError(signal);
+      running = work();
+    } catch (err) {
+      release(false);
+      return Promise.reject(err);
+    }
     return new Promise<T>((resolve, reject) => {
       const onAbort = () => reject(abortError(signal));
-      signal.addEventListener("abort", onAbort, { once: true });
-      running.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      running.then(
+        (result) => {
+          signal?.removeEventListener("abort", onAbort);
+          release(true);
+          resolve(result);
+        },
+        (err: unknown) => {
+          signal?.removeEventListener("abort", onAbort);
+          release(false);
+          reject(err);
+        },
+      );
     });
   }
 

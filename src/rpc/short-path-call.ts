@@ -149,7 +149,10 @@ export function handlerContext(
     method: spec.method,
     requestMethod: "POST",
     protocolName,
-    url: call.url(),
+    // Built when read: no handler of the service reads it.
+    get url() {
+      return call.url();
+    },
     signal: edge.signal,
     timeoutMs: edge.remainingMs,
     requestHeader: new RequestHeaders(call.headers),
