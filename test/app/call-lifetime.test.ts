@@ -18,16 +18,26 @@ const oldSpaceUsed = () =>
 
 /** Bytes left in the old generation per call of `call`, after two young collections. */
 async function promotedPerCall(call: () => Promise<unknown>): Promise<number> {
-  const perRound: number[] = [];
-  for (let round = 0; round < 3; round++) {
-    gc({ type: "major" });
-    const before = oldSpaceUsed();
-    for (let i = 0; i < 300; i++) await call();
-    gc({ type: "minor" });
-    gc({ type: "minor" });
-    perRound.push((oldSpaceUsed() - before) / 300);
-  }
-  return perRound.sort((a, b) => a - b)[1] ?? 0;
+  gc({ type: "major" });
+  const before = oldSpaceUsed();
+  for (let i = 0; i < 300; i++) await call();
+  gc({ type: "minor" });
+  gc({ type: "minor" });
+  return (oldSpaceUsed() - before) / 300;
+}
+
+/**
+ * The fewest bytes per call each of `calls` leaves in the old generation, over
+ * rounds taken in turn: a round in which something else's objects happened to
+ * be promoted (the pool's, the driver's) says nothing of the call, while a call
+ * whose objects V8 pretenures leaves them in every round.
+ */
+async function leastPromoted(...calls: (() => Promise<unknown>)[]): Promise<number[]> {
+  const least = calls.map(() => Infinity);
+  for (let round = 0; round < 5; round++)
+    for (const [i, call] of calls.entries())
+      least[i] = Math.min(least[i] ?? Infinity, await promotedPerCall(call));
+  return least;
 }
 
 it("a call with a signal leaves no more for the old generation than one without", async () => {
@@ -46,7 +56,9 @@ it("a call with a signal leaves no more for the old generation than one without"
     w.sessions.listSessions("lifetime", { quizId: quiz.quizId }, signal);
   // Warm: the first calls compile code and fill caches, which stay.
   for (let i = 0; i < 300; i++) await list(new AbortController().signal);
-  const unsignalled = await promotedPerCall(() => list());
-  const signalled = await promotedPerCall(() => list(new AbortController().signal));
+  const [unsignalled = 0, signalled = 0] = await leastPromoted(
+    () => list(),
+    () => list(new AbortController().signal),
+  );
   expect(signalled).toBeLessThan(unsignalled + 300);
 });
