@@ -149,10 +149,7 @@ export function handlerContext(
     method: spec.method,
     requestMethod: "POST",
     protocolName,
-    // Built when read: no handler of the service reads it.
-    get url() {
-      return call.url();
-    },
+    url: call.url(),
     signal: edge.signal,
     timeoutMs: edge.remainingMs,
     requestHeader: new RequestHeaders(call.headers),
