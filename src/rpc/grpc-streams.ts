@@ -1,4 +1,9 @@
-import { constants, type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import {
+  constants,
+  type IncomingHttpHeaders,
+  type ServerHttp2Stream,
+  sensitiveHeaders,
+} from "node:http2";
 import type { ConnectRouter, createConnectRouter, Interceptor } from "@connectrpc/connect";
 import { createContextValues } from "@connectrpc/connect";
 import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
@@ -230,11 +235,23 @@ function answeredOrGone(stream: ServerHttp2Stream): boolean {
   return stream.headersSent || callerGone(stream);
 }
 
+/**
+ * The request's id never repeats: HPACK would add each call's to the
+ * connection's table, pushing out the headers that do repeat, so it is sent
+ * as a literal never indexed.
+ */
+const NOT_INDEXED = [HEADER_REQUEST_ID];
+
 /** The answer Connect's gRPC handler gives, written as compat would write it, without compat. */
 function answer(stream: ServerHttp2Stream, out: Reply, id: string): void {
   const trailers = out.trailer === undefined ? undefined : nodeHeaders(out.trailer);
   stream.respond(
-    { ":status": out.status, ...nodeHeaders(out.header), [HEADER_REQUEST_ID]: id },
+    {
+      ":status": out.status,
+      ...nodeHeaders(out.header),
+      [HEADER_REQUEST_ID]: id,
+      [sensitiveHeaders]: NOT_INDEXED,
+    },
     { waitForTrailers: trailers !== undefined },
   );
   if (trailers !== undefined) stream.once("wantTrailers", () => stream.sendTrailers(trailers));

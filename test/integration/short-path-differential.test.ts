@@ -1,4 +1,4 @@
-import { type ClientHttp2Session, connect, constants as h2 } from "node:http2";
+import { type ClientHttp2Session, connect, constants as h2, sensitiveHeaders } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import {
@@ -50,7 +50,9 @@ import { defaultAppSettings } from "../support/settings.js";
 // Connect on Fastify's short path, rpc/unary-short-path.ts) and through
 // Connect's own handler: one database, one clock, two servers that differ
 // only in RPC_SHORT_PATH. Date headers aside (Node's compatibility layer adds
-// one, grpc-js does not), the only difference allowed is who answered.
+// one, grpc-js does not), and how HPACK carries x-request-id (never indexed
+// on the stream path, which Node's client shows as http2.sensitiveHeaders),
+// the only difference allowed is who answered.
 
 const SESSIONS = "/practice.v1.PracticeSessionService";
 const QUIZZES = "/practice.v1.QuizService";
@@ -229,7 +231,11 @@ function codeOf(e: Exchange): string {
 }
 
 function withoutVolatile(h: Record<string, unknown>): Record<string, unknown> {
-  const { date: _date, ...rest } = h;
+  const {
+    date: _date,
+    [sensitiveHeaders]: _encoding,
+    ...rest
+  } = h as Record<string | symbol, unknown>;
   return rest;
 }
 
