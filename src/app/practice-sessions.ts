@@ -118,11 +118,10 @@ export class PracticeSessions {
       ...this.#ctx,
       db: withSignal(this.#ctx.db, signal),
       reads: this.#ctx.reads.forCall(signal),
-      retry: {
-        ...this.#ctx.retry,
-        ...(limits === undefined ? {} : { budgetMs: limits.retryBudgetMs() }),
-        signal,
-      },
+      retry:
+        limits === undefined
+          ? { ...this.#ctx.retry, signal }
+          : { ...this.#ctx.retry, budgetMs: limits.retryBudgetMs(), signal },
     };
   });
 }

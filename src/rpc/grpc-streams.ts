@@ -247,8 +247,9 @@ function answer(stream: ServerHttp2Stream, out: Reply, id: string): void {
   const trailers = out.trailer === undefined ? undefined : nodeHeaders(out.trailer);
   stream.respond(
     {
-      ":status": out.status,
+      // The spread first: V8 copies an object into a new literal cheaply only there.
       ...nodeHeaders(out.header),
+      ":status": out.status,
       [HEADER_REQUEST_ID]: id,
       [sensitiveHeaders]: NOT_INDEXED,
     },
