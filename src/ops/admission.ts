@@ -209,7 +209,8 @@ export class Admission {
    */
   run<T>(slot: Slot, work: () => Promise<T>): Promise<T> {
     const got = this.#acquire(slot.signal, slot.kind ?? "", slot.key ?? "");
-    if (got instanceof Promise || slot.room?.() !== undefined) return this.#runLater(slot, got, work);
+    if (got instanceof Promise || slot.room?.() !== undefined)
+      return this.#runLater(slot, got, work);
     return this.#runIn(got, slot.signal, work);
   }
 
