@@ -118,10 +118,11 @@ export class PracticeSessions {
       ...this.#ctx,
       db: withSignal(this.#ctx.db, signal),
       reads: this.#ctx.reads.forCall(signal),
-      retry:
-        limits === undefined
-          ? { ...this.#ctx.retry, signal }
-          : { ...this.#ctx.retry, budgetMs: limits.retryBudgetMs(), signal },
+      retry: {
+        ...this.#ctx.retry,
+        budgetMs: limits?.retryBudgetMs() ?? this.#ctx.retry.budgetMs,
+        signal,
+      },
     };
   });
 }
