@@ -31,6 +31,8 @@
  * @grpc/grpc-js and node:http2 alone (gRPC).
  * BENCH_BEFORE=/path/to/checkout adds that checkout's build; BENCH_TRACING=1
  * adds tracing at ratio 1.0 (exporting to a local OTLP endpoint) and 0.01.
+ * BENCH_IN_FLIGHT=N keeps N calls in flight at once (one connection; HTTP/1.1 kinds
+ * queue on it), to count what concurrency adds: admission's queue, batching.
  * BENCH_ONLY=regex counts only the kinds whose names match, BENCH_VARIANTS=regex
  * only the services whose labels do. BENCH_KEEP_DUMPS=1 keeps each round's
  * callgrind file (in the temporary folder) for callgrind_annotate.
@@ -69,9 +71,34 @@ const run = promisify(execFile);
 
 type Call = () => Promise<void>;
 
-/** Calls one after another, each awaited: no batching, the same on every target. */
+/** Calls in flight at once (BENCH_IN_FLIGHT): 1 counts a call alone, more count what load adds. */
+const IN_FLIGHT = Number(env.BENCH_IN_FLIGHT ?? 1);
+
+/**
+ * Under callgrind a call takes some fifty times as long: calls waiting for a
+ * slot would read as a standing queue and be shed, and the pool's new
+ * connections time out. Their clocks are stretched alike (the queue itself
+ * is what is counted).
+ */
+const SLOW_CLOCK: Record<string, string> =
+  IN_FLIGHT > 1
+    ? {
+        ADMISSION_TARGET_MS: "60000",
+        ADMISSION_INTERVAL_MS: "600000",
+        DB_CONNECT_TIMEOUT_MS: "60000",
+      }
+    : {};
+
+/** `n` calls, IN_FLIGHT at a time, each worker awaiting its call before the next. */
 async function calls(call: Call, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) await call();
+  let started = 0;
+  const worker = async () => {
+    while (started < n) {
+      started++;
+      await call();
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
 /** An HTTP/1.1 call on one kept-alive connection, failing on any other status than expected. */
@@ -124,7 +151,7 @@ class Counted {
     };
     const child = variant.baseline
       ? await startBaseline(variant.baseline, url, runtime)
-      : await startService(url, { ...ONE_USER, ...variant.vars }, runtime);
+      : await startService(url, { ...ONE_USER, ...SLOW_CLOCK, ...variant.vars }, runtime);
     return new Counted(child, prefix);
   }
 
