@@ -1,3 +1,4 @@
+import { getHeapStatistics } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { MemorySettle } from "./memory-settle.js";
 
@@ -6,6 +7,9 @@ const MB = 1024 * 1024;
 /** A settle over an RSS the test sets; a collection brings it to `left`. */
 function settle(start: number) {
   const state = { rss: start, left: start, busy: 0, collected: 0 };
+  const quietFor = (looks: number) => {
+    for (let i = 0; i < looks; i++) memory.look();
+  };
   const memory = new MemorySettle({
     rss: () => state.rss,
     busy: () => state.busy,
@@ -14,7 +18,9 @@ function settle(start: number) {
       state.rss = state.left;
     },
   });
-  return { memory, state };
+  // Quiet long enough from the start, unless a test says otherwise.
+  quietFor(2);
+  return { memory, state, quietFor };
 }
 
 describe("memory given back once the service is quiet", () => {
@@ -50,14 +56,38 @@ describe("memory given back once the service is quiet", () => {
     expect(state.collected).toBe(2);
   });
 
+  it("keeps a service warm between bursts: quiet for three looks in a row before it collects", () => {
+    const { memory, state, quietFor } = settle(120 * MB);
+    state.rss = 400 * MB;
+    state.busy = 0.3;
+    memory.look();
+    state.busy = 0;
+    quietFor(2);
+    expect(state.collected).toBe(0);
+    state.busy = 0.3;
+    memory.look();
+    state.busy = 0;
+    quietFor(2);
+    expect(state.collected).toBe(0);
+    memory.look();
+    expect(state.collected).toBe(1);
+  });
+
+  it("makes no context for V8's collection until one is due", () => {
+    const contexts = getHeapStatistics().number_of_native_contexts;
+    const memory = new MemorySettle({ rss: () => 0, busy: () => 1 });
+    memory.look();
+    expect(getHeapStatistics().number_of_native_contexts).toBe(contexts);
+  });
+
   it("leaves a busy service to V8, however much it grew", () => {
-    const { memory, state } = settle(120 * MB);
+    const { memory, state, quietFor } = settle(120 * MB);
     state.rss = 400 * MB;
     state.busy = 0.2;
     memory.look();
     expect(state.collected).toBe(0);
     state.busy = 0.01;
-    memory.look();
+    quietFor(3);
     expect(state.collected).toBe(1);
   });
 });

@@ -8,6 +8,14 @@ const LOOK_EVERY_MS = 10_000;
 /** The event loop's busy share under which the service counts as quiet. */
 const QUIET_UTILIZATION = 0.05;
 
+/**
+ * Looks in a row the service must have been quiet for before a collection:
+ * half a minute. A last-resort collection keeps none of V8's optimized code
+ * (it lets go of the object shapes that code was built on), so a replica
+ * between bursts of ordinary traffic would serve each burst cold again.
+ */
+const QUIET_LOOKS = 3;
+
 /** Growth of RSS over the quiet footprint worth a collection: a quarter, and at least this much. */
 const GROWTH = 1.25;
 const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
@@ -18,11 +26,11 @@ const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
  * allocates, which an idle service does not; what it does collect it keeps
  * as pooled pages for the next burst (200 MB of them after three floods),
  * and the native memory dead sessions hold (nghttp2's) goes only with them.
- * Every LOOK_EVERY_MS, if the event loop was nearly idle since the last
- * look and RSS stands a quarter above the least it has been while quiet
- * (and above what the last collection left), one last-resort collection:
- * V8's, which also returns its pooled pages. Under load V8 manages its
- * heap itself. What the allocator returns of freed native memory is its
+ * Every LOOK_EVERY_MS, if the event loop has been nearly idle for
+ * QUIET_LOOKS looks and RSS stands a quarter above the least it has been
+ * while quiet (and above what the last collection left), one last-resort
+ * collection: V8's, which also returns its pooled pages. Under load, and
+ * between bursts, V8 manages its heap itself. What the allocator returns of freed native memory is its
  * own business: the container's returns freed pages within a second
  * (Dockerfile).
  */
@@ -33,6 +41,8 @@ export class MemorySettle {
   /** What the last collection left, measured at the first quiet look after it. */
   #left: number | undefined;
   #collected = false;
+  /** Quiet looks in a row. */
+  #quiet = 0;
   readonly #rss: () => number;
   readonly #busy: () => number;
   readonly #collect: () => void;
@@ -44,7 +54,7 @@ export class MemorySettle {
   constructor(measures: { rss?: () => number; busy?: () => number; collect?: () => void } = {}) {
     this.#rss = measures.rss ?? (() => process.memoryUsage.rss());
     this.#busy = measures.busy ?? loopBusy();
-    this.#collect = measures.collect ?? lastResortGc();
+    this.#collect = measures.collect ?? lastResortGc;
     this.#floor = this.#rss();
   }
 
@@ -54,7 +64,11 @@ export class MemorySettle {
 
   /** One look (every LOOK_EVERY_MS; tests may call it). */
   look(): void {
-    if (this.#busy() >= QUIET_UTILIZATION) return;
+    if (this.#busy() >= QUIET_UTILIZATION) {
+      this.#quiet = 0;
+      return;
+    }
+    this.#quiet++;
     const rss = this.#rss();
     this.#floor = Math.min(this.#floor, rss);
     if (this.#collected) {
@@ -62,7 +76,7 @@ export class MemorySettle {
       this.#left = rss;
     }
     const over = Math.max(this.#floor * GROWTH, (this.#left ?? 0) + GROWTH_MIN_BYTES);
-    if (rss < over) return;
+    if (rss < over || this.#quiet < QUIET_LOOKS) return;
     this.#collect();
     this.collections++;
     this.#collected = true;
@@ -84,19 +98,21 @@ function loopBusy(): () => number {
   };
 }
 
+type Gc = (options?: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
+let gc = (globalThis as { gc?: Gc }).gc;
+
 /**
  * V8's last-resort collection (every space, then its pooled pages given
  * back). Node exposes `gc` only with `--expose-gc`; setting that flag at run
  * time exposes it to contexts made afterwards, so one is made to fetch it
- * (the service never depends on a start flag).
+ * (the service never depends on a start flag). Only once a collection is
+ * due: with that context made, V8's memory reducer ran memory-reducing
+ * collections after every quiet spell, each dropping the optimized code.
  */
-function lastResortGc(): () => void {
-  type Gc = (options?: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
-  let gc = (globalThis as { gc?: Gc }).gc;
+function lastResortGc(): void {
   if (gc === undefined) {
     setFlagsFromString("--expose-gc");
     gc = runInNewContext("gc") as Gc;
   }
-  const collect = gc;
-  return () => collect({ type: "major", execution: "sync", flavor: "last-resort" });
+  gc({ type: "major", execution: "sync", flavor: "last-resort" });
 }
