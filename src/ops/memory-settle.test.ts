@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import { MemorySettle } from "./memory-settle.js";
 
 const MB = 1024 * 1024;
+/** The manifest's memory limit. */
+const LIMIT = 640 * MB;
 
 /** A settle over an RSS the test sets; a collection brings it to `left`. */
 function settle(start: number) {
@@ -17,6 +19,7 @@ function settle(start: number) {
       state.collected++;
       state.rss = state.left;
     },
+    limit: LIMIT,
   });
   // Quiet long enough from the start, unless a test says otherwise.
   quietFor(2);
@@ -73,9 +76,19 @@ describe("memory given back once the service is quiet", () => {
     expect(state.collected).toBe(1);
   });
 
+  it("leaves a service far below its memory limit to V8: its warm code is worth more", () => {
+    const { memory, state, quietFor } = settle(60 * MB);
+    state.rss = 150 * MB;
+    quietFor(5);
+    expect(state.collected).toBe(0);
+    state.rss = 170 * MB;
+    memory.look();
+    expect(state.collected).toBe(1);
+  });
+
   it("makes no context for V8's collection until one is due", () => {
     const contexts = getHeapStatistics().number_of_native_contexts;
-    const memory = new MemorySettle({ rss: () => 0, busy: () => 1 });
+    const memory = new MemorySettle({ rss: () => 0, busy: () => 1, limit: LIMIT });
     memory.look();
     expect(getHeapStatistics().number_of_native_contexts).toBe(contexts);
   });

@@ -1,3 +1,4 @@
+import { totalmem } from "node:os";
 import { performance } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -18,6 +19,13 @@ const QUIET_LOOKS = 3;
 
 /** Growth of RSS over the quiet footprint worth a collection: a quarter, and at least this much. */
 const GROWTH = 1.25;
+
+/**
+ * The share of the process's memory limit RSS must hold before a collection
+ * is worth its cost: far below its limit, a grown heap harms no one, and
+ * the collection would cost the next call its warm code for nothing.
+ */
+const LIMIT_SHARE = 0.25;
 const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
@@ -28,8 +36,9 @@ const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
  * and the native memory dead sessions hold (nghttp2's) goes only with them.
  * Every LOOK_EVERY_MS, if the event loop has been nearly idle for
  * QUIET_LOOKS looks and RSS stands a quarter above the least it has been
- * while quiet (and above what the last collection left), one last-resort
- * collection: V8's, which also returns its pooled pages. Under load, and
+ * while quiet (and above what the last collection left, and LIMIT_SHARE of
+ * the memory limit), one last-resort collection: V8's, which also returns
+ * its pooled pages. Under load, and
  * between bursts, V8 manages its heap itself. What the allocator returns of freed native memory is its
  * own business: the container's returns freed pages within a second
  * (Dockerfile).
@@ -46,15 +55,25 @@ export class MemorySettle {
   readonly #rss: () => number;
   readonly #busy: () => number;
   readonly #collect: () => void;
+  readonly #limit: number;
 
   /** Collections made since start. */
   collections = 0;
 
   /** The process's own measures unless a test gives others. */
-  constructor(measures: { rss?: () => number; busy?: () => number; collect?: () => void } = {}) {
+  constructor(
+    measures: {
+      rss?: () => number;
+      busy?: () => number;
+      collect?: () => void;
+      /** Bytes the process may use. */
+      limit?: number;
+    } = {},
+  ) {
     this.#rss = measures.rss ?? (() => process.memoryUsage.rss());
     this.#busy = measures.busy ?? loopBusy();
     this.#collect = measures.collect ?? lastResortGc;
+    this.#limit = measures.limit ?? memoryLimit();
     this.#floor = this.#rss();
   }
 
@@ -75,7 +94,11 @@ export class MemorySettle {
       this.#collected = false;
       this.#left = rss;
     }
-    const over = Math.max(this.#floor * GROWTH, (this.#left ?? 0) + GROWTH_MIN_BYTES);
+    const over = Math.max(
+      this.#floor * GROWTH,
+      (this.#left ?? 0) + GROWTH_MIN_BYTES,
+      this.#limit * LIMIT_SHARE,
+    );
     if (rss < over || this.#quiet < QUIET_LOOKS) return;
     this.#collect();
     this.collections++;
@@ -86,6 +109,12 @@ export class MemorySettle {
     clearInterval(this.#timer);
     this.#timer = undefined;
   }
+}
+
+/** The container's memory limit (cgroup), or the machine's memory where there is none. */
+function memoryLimit(): number {
+  const constrained = process.constrainedMemory();
+  return constrained > 0 ? Math.min(constrained, totalmem()) : totalmem();
 }
 
 /** The event loop's busy share since the last call. */
