@@ -19,6 +19,7 @@ const QUIET_LOOKS = 3;
 
 /** Growth of RSS over the quiet footprint worth a collection: a quarter, and at least this much. */
 const GROWTH = 1.25;
+const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
  * The share of the process's memory limit RSS must hold before a collection
@@ -26,7 +27,6 @@ const GROWTH = 1.25;
  * the collection would cost the next call its warm code for nothing.
  */
 const LIMIT_SHARE = 0.25;
-const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
  * Gives memory back once the service is quiet after it grew. A flood of
@@ -38,9 +38,9 @@ const GROWTH_MIN_BYTES = 16 * 1024 * 1024;
  * QUIET_LOOKS looks and RSS stands a quarter above the least it has been
  * while quiet (and above what the last collection left, and LIMIT_SHARE of
  * the memory limit), one last-resort collection: V8's, which also returns
- * its pooled pages. Under load, and
- * between bursts, V8 manages its heap itself. What the allocator returns of freed native memory is its
- * own business: the container's returns freed pages within a second
+ * its pooled pages. Under load, and between bursts, V8 manages its heap
+ * itself. What the allocator returns of freed native memory is its own
+ * business: the container's returns freed pages within a second
  * (Dockerfile).
  */
 export class MemorySettle {
@@ -135,7 +135,7 @@ let gc = (globalThis as { gc?: Gc }).gc;
  * back). Node exposes `gc` only with `--expose-gc`; setting that flag at run
  * time exposes it to contexts made afterwards, so one is made to fetch it
  * (the service never depends on a start flag). Only once a collection is
- * due: with that context made, V8's memory reducer ran memory-reducing
+ * due: fetched at start, it set V8's memory reducer running memory-reducing
  * collections after every quiet spell, each dropping the optimized code.
  */
 function lastResortGc(): void {
